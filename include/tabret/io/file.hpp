@@ -1,0 +1,89 @@
+#pragma once
+/// @file io/file.hpp
+/// @brief Reading whole files and writing them atomically (temp file, fsync, rename).
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+#include "tabret/error.hpp"
+
+namespace tabret {
+
+/** @brief Reads a whole file. @throws io_error naming the path if it is missing or unreadable. */
+inline std::string read_text_file(const std::filesystem::path& path) {
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        throw io_error(fmt::format("{}: no such file", path.string()));
+    if (std::filesystem::is_directory(path, ec))
+        throw io_error(fmt::format("{}: is a directory, expected a file", path.string()));
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw io_error(fmt::format("{}: cannot open for reading", path.string()));
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (in.bad()) throw io_error(fmt::format("{}: read failed", path.string()));
+    return text;
+}
+
+namespace detail {
+
+/// Closes a POSIX file descriptor on scope exit.
+struct fd_guard {
+    int fd;
+    ~fd_guard() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+inline void write_all(int fd, std::string_view data, const std::filesystem::path& path) {
+    while (!data.empty()) {
+        const auto n = ::write(fd, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0)
+            throw io_error(
+                fmt::format("{}: write failed: {}", path.string(), std::strerror(errno)));
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+}
+
+}  // namespace detail
+
+/**
+ * @brief Replaces @p path with @p data atomically: writes `path.tmp-<pid>`, fsyncs, renames.
+ * A crash at any point leaves either the old file or the new one, never a half-written file.
+ * @throws io_error naming the path.
+ */
+inline void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+    const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", path.string(), ::getpid()));
+    {
+        detail::fd_guard guard{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+        if (guard.fd < 0)
+            throw io_error(
+                fmt::format("{}: cannot create: {}", tmp.string(), std::strerror(errno)));
+        try {
+            detail::write_all(guard.fd, data, tmp);
+            if (::fsync(guard.fd) != 0)
+                throw io_error(
+                    fmt::format("{}: fsync failed: {}", tmp.string(), std::strerror(errno)));
+        } catch (...) {
+            std::filesystem::remove(tmp);
+            throw;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) {
+        std::filesystem::remove(tmp);
+        throw io_error(fmt::format("{}: cannot replace: {}", path.string(), ec.message()));
+    }
+}
+
+}  // namespace tabret

@@ -1,0 +1,178 @@
+#pragma once
+/// @file io/sqlite.hpp
+/// @brief Catalog from a SQLite database file, through the sqlite3 C API.
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tabret/catalog.hpp"
+#include "tabret/error.hpp"
+
+namespace tabret {
+
+namespace detail {
+
+struct sqlite_closer {
+    void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct sqlite_finalizer {
+    void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
+};
+
+/// A read-only connection and the queries the loader needs; errors name the file.
+class sqlite_reader {
+  public:
+    explicit sqlite_reader(const std::filesystem::path& path) : path_(path.string()) {
+        check_header(path);
+        sqlite3* raw = nullptr;
+        const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+        db_.reset(raw);
+        if (rc != SQLITE_OK) fail_io("cannot open");
+    }
+
+    /// Runs @p sql with one optional text parameter; calls @p row for every result row.
+    template <class F>
+    void query(const char* sql, const std::optional<std::string>& param, F&& row) const {
+        sqlite3_stmt* raw = nullptr;
+        if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) != SQLITE_OK)
+            fail_io("cannot read schema");
+        std::unique_ptr<sqlite3_stmt, sqlite_finalizer> stmt(raw);
+        if (param) sqlite3_bind_text(raw, 1, param->c_str(), -1, SQLITE_TRANSIENT);
+        int rc;
+        while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
+        if (rc != SQLITE_DONE) fail_io("cannot read schema");
+    }
+
+    static std::string text(sqlite3_stmt* s, int col) {
+        const auto* p = sqlite3_column_text(s, col);
+        return p ? reinterpret_cast<const char*>(p) : std::string{};
+    }
+
+    [[noreturn]] void fail_schema(const std::string& what) const {
+        throw schema_error(fmt::format("{}: {}", path_, what));
+    }
+
+  private:
+    static void check_header(const std::filesystem::path& path) {
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec))
+            throw io_error(fmt::format("{}: no such file", path.string()));
+        std::array<char, 16> header{};
+        std::ifstream in(path, std::ios::binary);
+        in.read(header.data(), header.size());
+        if (in.gcount() != 16 || std::memcmp(header.data(), "SQLite format 3\0", 16) != 0)
+            throw io_error(fmt::format("{}: not a SQLite database (bad header)", path.string()));
+    }
+    [[noreturn]] void fail_io(const char* what) const {
+        throw io_error(fmt::format("{}: {}: {}", path_, what,
+                                   db_ ? sqlite3_errmsg(db_.get()) : "out of memory"));
+    }
+
+    std::string path_;
+    std::unique_ptr<sqlite3, sqlite_closer> db_;
+};
+
+struct sqlite_fk {
+    table_id from_table;
+    std::string from, ref_table, ref_column;  // ref_column empty: the referenced primary key
+    std::size_t seq;                          // position in a composite key
+};
+
+inline column_id sqlite_fk_column(const catalog& cat, const sqlite_reader& r, table_id t,
+                                  const std::string& name) {
+    const auto c = cat.find_column(t, name);
+    if (!c)
+        r.fail_schema(fmt::format("table '{}' has no column '{}' named by a foreign key",
+                                  cat.table(t).name, name));
+    return *c;
+}
+
+}  // namespace detail
+
+/**
+ * @brief Adds the schema of a SQLite file to @p cat as one database (default name: file stem).
+ * Tables in creation order, columns in declaration order with their declared types, primary
+ * keys (composite too) and foreign keys (`REFERENCES t` resolves to t's primary key).
+ * All or nothing: on error @p cat is unchanged. Opens the file read-only.
+ * @throws io_error for a missing or non-SQLite file; schema_error for a foreign key to a missing
+ * table or column, naming the file.
+ */
+inline database_id add_sqlite(catalog& cat, const std::filesystem::path& path,
+                              std::string db_name = {}) {
+    const detail::sqlite_reader r(path);
+    if (db_name.empty()) db_name = path.stem().string();
+    catalog staged = cat;
+    database_id db = 0;
+    try {
+        db = staged.add_database(db_name);
+    } catch (const schema_error& err) {
+        r.fail_schema(err.what());
+    }
+    std::vector<std::string> names;
+    r.query(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY rowid",
+        std::nullopt, [&](sqlite3_stmt* s) { names.push_back(r.text(s, 0)); });
+    std::vector<detail::sqlite_fk> fks;
+    for (const auto& name : names) {
+        const auto t = staged.add_table(db, name);
+        std::vector<std::pair<int, column_id>> pk;
+        r.query("SELECT name, type, pk FROM pragma_table_info(?1) ORDER BY cid", name,
+                [&](sqlite3_stmt* s) {
+                    const auto c = staged.add_column(t, r.text(s, 0), r.text(s, 1));
+                    if (const int k = sqlite3_column_int(s, 2); k > 0) pk.emplace_back(k, c);
+                });
+        std::sort(pk.begin(), pk.end());
+        std::vector<column_id> key;
+        for (const auto& [k, c] : pk) key.push_back(c);
+        if (!key.empty()) staged.set_primary_key(t, std::move(key));
+        r.query(
+            "SELECT seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) "
+            "ORDER BY id DESC, seq",  // SQLite numbers a table's keys last-declared first
+            name, [&](sqlite3_stmt* s) {
+                fks.push_back({t, r.text(s, 2), r.text(s, 1), r.text(s, 3),
+                               static_cast<std::size_t>(sqlite3_column_int(s, 0))});
+            });
+    }
+    for (const auto& fk : fks) {
+        const auto to_table = staged.find_table(db_name, fk.ref_table);
+        if (!to_table)
+            r.fail_schema(fmt::format("foreign key {}.{} references missing table '{}'",
+                                      staged.table(fk.from_table).name, fk.from, fk.ref_table));
+        const auto from = detail::sqlite_fk_column(staged, r, fk.from_table, fk.from);
+        const auto& ref_pk = staged.table(*to_table).primary_key;
+        column_id to = 0;
+        if (!fk.ref_column.empty())
+            to = detail::sqlite_fk_column(staged, r, *to_table, fk.ref_column);
+        else if (fk.seq < ref_pk.size())
+            to = ref_pk[fk.seq];
+        else
+            r.fail_schema(
+                fmt::format("foreign key {}.{} references table '{}' without a primary key",
+                            staged.table(fk.from_table).name, fk.from, fk.ref_table));
+        staged.add_foreign_key(from, to);
+    }
+    cat = std::move(staged);
+    return db;
+}
+
+/** @brief Loads one SQLite file into a new catalog. @throws as add_sqlite. */
+inline catalog load_sqlite(const std::filesystem::path& path, std::string db_name = {}) {
+    catalog cat;
+    add_sqlite(cat, path, std::move(db_name));
+    return cat;
+}
+
+}  // namespace tabret

@@ -1,0 +1,103 @@
+#include <tabret/io/sqlite.hpp>
+
+#include <fstream>
+
+#include "test_support.hpp"
+
+using namespace tabret;
+
+namespace {
+
+void exec(const std::filesystem::path& path, const char* sql) {
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+    const std::string msg = err ? err : "";
+    sqlite3_free(err);
+    sqlite3_close(db);
+    INFO(msg);
+    REQUIRE(rc == SQLITE_OK);
+}
+
+constexpr const char* school_sql = R"(
+CREATE TABLE "Student" (student_id INTEGER PRIMARY KEY, "full name" TEXT NOT NULL);
+CREATE TABLE course (dept TEXT, num INTEGER, title VARCHAR(80), PRIMARY KEY (dept, num));
+CREATE TABLE enrolment (
+  student_id INTEGER REFERENCES Student,
+  dept TEXT, num INTEGER, grade REAL,
+  FOREIGN KEY (dept, num) REFERENCES course (dept, num),
+  PRIMARY KEY (student_id, dept, num));
+CREATE INDEX enrolment_grade ON enrolment(grade);
+CREATE VIEW honours AS SELECT * FROM enrolment WHERE grade > 3.5;
+)";
+
+/// The catalog the file above must produce, built by hand.
+catalog expected_school() {
+    catalog cat;
+    const auto db = cat.add_database("school");
+    const auto s = cat.add_table(db, "Student");
+    const auto sid = cat.add_column(s, "student_id", "INTEGER");
+    cat.add_column(s, "full name", "TEXT");
+    cat.set_primary_key(s, {sid});
+    const auto c = cat.add_table(db, "course");
+    const auto dept = cat.add_column(c, "dept", "TEXT");
+    const auto num = cat.add_column(c, "num", "INTEGER");
+    cat.add_column(c, "title", "VARCHAR(80)");
+    cat.set_primary_key(c, {dept, num});
+    const auto e = cat.add_table(db, "enrolment");
+    const auto esid = cat.add_column(e, "student_id", "INTEGER");
+    const auto edept = cat.add_column(e, "dept", "TEXT");
+    const auto enum_ = cat.add_column(e, "num", "INTEGER");
+    cat.add_column(e, "grade", "REAL");
+    cat.set_primary_key(e, {esid, edept, enum_});
+    cat.add_foreign_key(esid, sid);
+    cat.add_foreign_key(edept, dept);
+    cat.add_foreign_key(enum_, num);
+    return cat;
+}
+
+}  // namespace
+
+TEST_CASE("a SQLite file with foreign keys round-trips into the catalog exactly", "[sqlite]") {
+    test::temp_dir dir;
+    const auto path = dir.path() / "school.db";
+    exec(path, school_sql);
+    const auto cat = load_sqlite(path);
+    CHECK(cat == expected_school());
+    CHECK(load_sqlite(path, "campus").database(0).name == "campus");
+}
+
+TEST_CASE("SQLite loader errors name the file", "[sqlite][errors]") {
+    test::temp_dir dir;
+    CHECK_THROWS_WITH(load_sqlite(dir.path() / "missing.db"), Catch::Contains("no such file"));
+    const auto text = dir.path() / "notes.db";
+    std::ofstream(text) << "this is not a database, just some text that is long enough";
+    CHECK_THROWS_AS(load_sqlite(text), io_error);
+    CHECK_THROWS_WITH(load_sqlite(text), Catch::Contains("notes.db: not a SQLite database"));
+    const auto dangling = dir.path() / "dangling.db";
+    exec(dangling, "CREATE TABLE a (x INTEGER REFERENCES ghost(id));");
+    CHECK_THROWS_AS(load_sqlite(dangling), schema_error);
+    CHECK_THROWS_WITH(load_sqlite(dangling),
+                      Catch::Contains("dangling.db: foreign key a.x references missing table "
+                                      "'ghost'"));
+    const auto badcol = dir.path() / "badcol.db";
+    exec(badcol,
+         "CREATE TABLE b (id INTEGER PRIMARY KEY); "
+         "CREATE TABLE a (x INTEGER REFERENCES b(nope));");
+    CHECK_THROWS_WITH(load_sqlite(badcol), Catch::Contains("table 'b' has no column 'nope'"));
+}
+
+TEST_CASE("add_sqlite is all or nothing", "[sqlite][errors]") {
+    test::temp_dir dir;
+    const auto dangling = dir.path() / "dangling.db";
+    exec(dangling, "CREATE TABLE a (x INTEGER REFERENCES ghost(id));");
+    catalog cat = expected_school();
+    const auto before = cat;
+    CHECK_THROWS(add_sqlite(cat, dangling));
+    CHECK(cat == before);
+    const auto again = dir.path() / "school.db";
+    exec(again, "CREATE TABLE t (x INTEGER);");
+    CHECK_THROWS_WITH(add_sqlite(cat, again), Catch::Contains("duplicate database 'school'"));
+    CHECK(cat == before);
+}
