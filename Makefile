@@ -1,0 +1,41 @@
+# The two commands of the README: `make demo` (install, run the main job) and `make test`
+# (install test needs, run every test and check). Both install whatever is missing.
+PYTHON ?= python3
+BUILD ?= build/cmake
+JOBS ?= 2
+PY_SOURCES := python tests/python scripts examples/python
+CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
+
+.PHONY: deps install demo test test-cpp test-python lint format
+
+deps:
+	scripts/install-deps.sh
+
+install: deps
+	$(PYTHON) -m pip install --quiet --root-user-action=ignore .
+
+demo: install
+	$(PYTHON) -m tabret demo
+
+test: deps
+	$(PYTHON) -m pip install --quiet --root-user-action=ignore ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
+	$(MAKE) test-cpp test-python lint
+
+test-cpp:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DTABRET_WERROR=ON
+	cmake --build $(BUILD) -j $(JOBS)
+	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+test-python:
+	$(PYTHON) -m pytest
+
+lint:
+	$(PYTHON) -m ruff check $(PY_SOURCES)
+	$(PYTHON) -m ruff format --check $(PY_SOURCES)
+	$(PYTHON) -m mypy
+	clang-format --dry-run --Werror $(CXX_SOURCES)
+
+format:
+	$(PYTHON) -m ruff format $(PY_SOURCES)
+	$(PYTHON) -m ruff check --fix $(PY_SOURCES)
+	clang-format -i $(CXX_SOURCES)

@@ -1,0 +1,12 @@
+// The private extension tabret._core; the public API is the typed package python/tabret.
+#include <tabret/version.hpp>
+
+#include "register.hpp"
+
+PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
+    m.doc() = "tabret native core (private: use the tabret package)";
+    m.attr("__version__") = tabret::version_string;
+    tabret::bindings::register_errors(m);
+    tabret::bindings::register_catalog(m);
+    tabret::bindings::register_io(m);
+}

@@ -1,0 +1,115 @@
+// tabret::catalog and its records. Records are returned as copies (they are small and immutable).
+#include <tabret/catalog.hpp>
+#include <tabret/serialize.hpp>
+
+#include <pybind11/stl.h>
+
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+table_format to_table_format(const std::string& s) {
+    if (s == "signature") return table_format::signature;
+    if (s == "words") return table_format::words;
+    if (s == "ddl") return table_format::ddl;
+    throw py::value_error("format must be 'signature', 'words' or 'ddl', not '" + s + "'");
+}
+
+name_style to_name_style(const std::string& s) {
+    if (s == "natural") return name_style::natural;
+    if (s == "original") return name_style::original;
+    throw py::value_error("names must be 'natural' or 'original', not '" + s + "'");
+}
+
+template <class T>
+std::string record_repr(const char* type, const T& r) {
+    return std::string(type) + "(name=" + py::repr(py::str(r.name)).cast<std::string>() + ")";
+}
+
+}  // namespace
+
+void register_catalog(py::module_& m) {
+    py::class_<column>(m, "Column", "A column (read-only copy).")
+        .def_readonly("name", &column::name)
+        .def_readonly("nl_name", &column::nl_name)
+        .def_readonly("type", &column::type)
+        .def_readonly("description", &column::description)
+        .def_readonly("table", &column::table)
+        .def("__repr__", [](const column& c) { return record_repr("Column", c); });
+    py::class_<table>(m, "Table", "A table (read-only copy).")
+        .def_readonly("name", &table::name)
+        .def_readonly("nl_name", &table::nl_name)
+        .def_readonly("description", &table::description)
+        .def_readonly("database", &table::database)
+        .def_readonly("columns", &table::columns)
+        .def_readonly("primary_key", &table::primary_key)
+        .def("__repr__", [](const table& t) { return record_repr("Table", t); });
+    py::class_<database>(m, "Database", "A database (read-only copy).")
+        .def_readonly("name", &database::name)
+        .def_readonly("description", &database::description)
+        .def_readonly("tables", &database::tables)
+        .def("__repr__", [](const database& d) { return record_repr("Database", d); });
+    py::class_<foreign_key>(m, "ForeignKey", "Referencing column -> referenced column.")
+        .def_readonly("from_column", &foreign_key::from)
+        .def_readonly("to_column", &foreign_key::to)
+        .def("__eq__", [](const foreign_key& a, const foreign_key& b) { return a == b; })
+        .def("__hash__", [](const foreign_key& k) { return py::hash(py::make_tuple(k.from, k.to)); })
+        .def("__repr__", [](const foreign_key& k) {
+            return "ForeignKey(" + std::to_string(k.from) + ", " + std::to_string(k.to) + ")";
+        });
+
+    py::class_<catalog>(m, "Catalog", "Databases, tables and columns with dense, stable ids.")
+        .def(py::init<>())
+        .def(py::init<const catalog&>(), py::arg("other"), "A copy of another catalog.")
+        .def("add_database", &catalog::add_database, py::arg("name"), py::arg("description") = "")
+        .def("add_table", &catalog::add_table, py::arg("database"), py::arg("name"),
+             py::arg("nl_name") = "", py::arg("description") = "")
+        .def("add_column", &catalog::add_column, py::arg("table"), py::arg("name"),
+             py::arg("type") = "", py::arg("nl_name") = "", py::arg("description") = "")
+        .def("set_primary_key", &catalog::set_primary_key, py::arg("table"), py::arg("columns"))
+        .def("add_foreign_key", &catalog::add_foreign_key, py::arg("from_column"),
+             py::arg("to_column"))
+        .def_property_readonly("databases", &catalog::databases)
+        .def_property_readonly("tables", &catalog::tables)
+        .def_property_readonly("columns", &catalog::columns)
+        .def_property_readonly("foreign_keys", &catalog::foreign_keys)
+        .def_property_readonly("num_databases", [](const catalog& c) { return c.databases().size(); })
+        .def_property_readonly("num_tables", [](const catalog& c) { return c.tables().size(); })
+        .def_property_readonly("num_columns", [](const catalog& c) { return c.columns().size(); })
+        .def_property_readonly("num_foreign_keys",
+                               [](const catalog& c) { return c.foreign_keys().size(); })
+        .def("database", &catalog::database, py::arg("id"))
+        .def("table", &catalog::table, py::arg("id"))
+        .def("column", &catalog::column, py::arg("id"))
+        .def("find_database", &catalog::find_database, py::arg("name"))
+        .def("find_table", &catalog::find_table, py::arg("database"), py::arg("name"))
+        .def("find_column", &catalog::find_column, py::arg("table"), py::arg("name"))
+        .def("qualified_name", &catalog::qualified_name, py::arg("table"))
+        .def("qualified_column_name", &catalog::qualified_name_of_column, py::arg("column"))
+        .def(
+            "serialize_table",
+            [](const catalog& c, table_id t, const std::string& format, const std::string& names) {
+                return serialize_table(c, t, to_table_format(format), to_name_style(names));
+            },
+            py::arg("table"), py::arg("format") = "signature", py::arg("names") = "natural")
+        .def(
+            "serialize_column",
+            [](const catalog& c, column_id col, const std::string& names) {
+                return serialize_column(c, col, to_name_style(names));
+            },
+            py::arg("column"), py::arg("names") = "natural")
+        .def("database_ddl", &serialize_database_ddl, py::arg("database"))
+        .def("__eq__", [](const catalog& a, const catalog& b) { return a == b; })
+        .def("__repr__", [](const catalog& c) {
+            return "Catalog(" + std::to_string(c.databases().size()) + " databases, " +
+                   std::to_string(c.tables().size()) + " tables, " +
+                   std::to_string(c.columns().size()) + " columns, " +
+                   std::to_string(c.foreign_keys().size()) + " foreign keys)";
+        });
+}
+
+}  // namespace tabret::bindings

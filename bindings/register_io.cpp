@@ -1,0 +1,61 @@
+// Loaders and savers. Arguments are converted first; file work runs without the GIL.
+#include <tabret/io/catalog_json.hpp>
+#include <tabret/io/ddl.hpp>
+#include <tabret/io/spider_json.hpp>
+#include <tabret/io/sqlite.hpp>
+
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+void register_io(py::module_& m) {
+    using release = py::call_guard<py::gil_scoped_release>;
+    using std::filesystem::path;
+    m.def(
+        "add_spider_json",
+        [](catalog& cat, const path& p) { add_spider_json(cat, read_text_file(p), p.string()); },
+        py::arg("catalog"), py::arg("path"), release(),
+        "Adds every database of a Spider/BIRD tables.json file (all or nothing).");
+    m.def(
+        "add_spider_json_text",
+        [](catalog& cat, const std::string& text, const std::string& source) {
+            add_spider_json(cat, text, source);
+        },
+        py::arg("catalog"), py::arg("text"), py::arg("source") = "<string>", release());
+    m.def(
+        "add_ddl",
+        [](catalog& cat, const path& p, std::string db_name) {
+            if (db_name.empty()) db_name = p.stem().string();
+            return add_ddl(cat, read_text_file(p), std::move(db_name), p.string());
+        },
+        py::arg("catalog"), py::arg("path"), py::arg("db_name") = "", release(),
+        "Adds the tables of a SQL DDL file as one database (default name: the file stem).");
+    m.def(
+        "add_ddl_text",
+        [](catalog& cat, const std::string& sql, std::string db_name, const std::string& source) {
+            return add_ddl(cat, sql, std::move(db_name), source);
+        },
+        py::arg("catalog"), py::arg("sql"), py::arg("db_name"), py::arg("source") = "<string>",
+        release());
+    m.def(
+        "add_sqlite",
+        [](catalog& cat, const path& p, std::string db_name) {
+            return add_sqlite(cat, p, std::move(db_name));
+        },
+        py::arg("catalog"), py::arg("path"), py::arg("db_name") = "", release(),
+        "Adds the schema of a SQLite file as one database (default name: the file stem).");
+    m.def("load_catalog_json", &load_catalog_json, py::arg("path"), release(),
+          "Loads tabret catalog JSON.");
+    m.def("save_catalog_json", &save_catalog_json, py::arg("catalog"), py::arg("path"), release(),
+          "Saves tabret catalog JSON atomically.");
+    m.def(
+        "catalog_to_json_text", [](const catalog& cat) { return catalog_to_json(cat).dump(2); },
+        py::arg("catalog"), release());
+}
+
+}  // namespace tabret::bindings

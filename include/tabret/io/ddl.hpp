@@ -1,0 +1,1182 @@
+#pragma once
+/// @file io/ddl.hpp
+/// @brief Catalog from SQL DDL text (SQLite, PostgreSQL, MySQL, Db2 dialects).
+///
+/// The loader reads `CREATE TABLE`, `ALTER TABLE ... ADD ...` and `COMMENT ON TABLE|COLUMN`
+/// statements and skips every other statement whole (`CREATE INDEX`, `INSERT`, `SET`, functions
+/// with `$$` bodies, ...). It works in three steps so that a failure never leaves a
+/// half-loaded database behind: a tokenizer (tokens carry 1-based line numbers), a
+/// recursive-descent parser into local structures, then validation of keys (foreign keys may
+/// name tables declared later in the file) before anything is added to the catalog.
+///
+/// Column types are kept as written, in one canonical spelling: words separated by a single
+/// space, parameter lists attached to the preceding word without spaces (`varchar(20)`,
+/// `numeric(10,2)`, `DOUBLE PRECISION`, `timestamp(3) with time zone`, `enum('a','b')`,
+/// `integer[]`). Letter case is kept. Identifiers keep their original case and lose their
+/// quotes; schema qualifiers (`schema.table`) are dropped.
+
+#include <algorithm>
+#include <cctype>
+#include <cstddef>
+#include <filesystem>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tabret/catalog.hpp"
+#include "tabret/error.hpp"
+#include "tabret/io/file.hpp"
+
+namespace tabret {
+
+namespace detail {
+
+// ---------------------------------------------------------------------------------------------
+// Tokens
+
+enum class ddl_token_kind { word, quoted, string, number, symbol, end };
+
+struct ddl_token {
+    ddl_token_kind kind = ddl_token_kind::end;
+    std::string text;      ///< Word, number or symbol as written; quoted text without quotes.
+    std::size_t line = 0;  ///< 1-based line where the token starts.
+};
+
+/// ASCII case-insensitive comparison, the same folding as the catalog's lookups.
+inline bool iequals(std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+               return std::tolower(static_cast<unsigned char>(x)) ==
+                      std::tolower(static_cast<unsigned char>(y));
+           });
+}
+
+inline bool is_one_of(std::string_view word, std::initializer_list<std::string_view> words) {
+    return std::any_of(words.begin(), words.end(),
+                       [word](std::string_view w) { return iequals(word, w); });
+}
+
+inline bool ddl_is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+inline bool ddl_is_digit(char c) { return c >= '0' && c <= '9'; }
+inline bool ddl_is_word_start(char c) {
+    return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
+           static_cast<unsigned char>(c) >= 0x80;
+}
+inline bool ddl_is_word_char(char c) { return ddl_is_word_start(c) || ddl_is_digit(c) || c == '$'; }
+
+/// The start of @p text up to its first line break, shortened for an error message.
+inline std::string ddl_preview(std::string_view text) {
+    text = text.substr(0, text.find('\n'));
+    return text.size() > 30 ? fmt::format("{}...", text.substr(0, 30)) : std::string(text);
+}
+
+/// How a token reads in an error message: `'FOREIGN'`, `string 'abc'`, `end of input`.
+inline std::string ddl_describe(const ddl_token& token) {
+    switch (token.kind) {
+        case ddl_token_kind::end:
+            return "end of input";
+        case ddl_token_kind::string:
+            return fmt::format("string '{}'", ddl_preview(token.text));
+        default:
+            return fmt::format("'{}'", token.text);
+    }
+}
+
+/// Splits DDL text into tokens; comments and white space are dropped.
+class ddl_lexer {
+  public:
+    ddl_lexer(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {
+        if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // UTF-8 byte order mark
+    }
+
+    /// @throws parse_error for an unterminated string, quoted identifier or comment.
+    std::vector<ddl_token> run() {
+        std::vector<ddl_token> tokens;
+        for (skip_blanks_and_comments(); pos_ < text_.size(); skip_blanks_and_comments())
+            tokens.push_back(read_token());
+        tokens.push_back({ddl_token_kind::end, {}, line_});
+        return tokens;
+    }
+
+  private:
+    [[nodiscard]] char peek(std::size_t ahead = 0) const {
+        return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0';
+    }
+
+    void advance(std::size_t n = 1) {
+        for (; n > 0 && pos_ < text_.size(); --n, ++pos_) {
+            if (text_[pos_] == '\n') {
+                ++line_;
+                line_start_ = true;
+            } else if (!ddl_is_blank(text_[pos_])) {
+                line_start_ = false;
+            }
+        }
+    }
+
+    [[noreturn]] void fail(std::size_t line, const std::string& message) const {
+        throw parse_error(source_, line, message);
+    }
+
+    void skip_blanks_and_comments() {
+        for (;;) {
+            const char c = peek();
+            if (pos_ < text_.size() && (ddl_is_blank(c) || c == '\n'))
+                advance();
+            else if ((c == '-' && peek(1) == '-') || (c == '#' && line_start_))
+                skip_line();
+            else if (c == '/' && peek(1) == '*')
+                skip_block_comment();
+            else
+                return;
+        }
+    }
+
+    void skip_line() {
+        while (pos_ < text_.size() && peek() != '\n') advance();
+    }
+
+    void skip_block_comment() {
+        const auto close = text_.find("*/", pos_ + 2);
+        if (close == std::string_view::npos)
+            fail(line_, "unterminated /* comment: no closing */ before end of input");
+        advance(close + 2 - pos_);
+    }
+
+    ddl_token read_token() {
+        const auto line = line_;
+        const char c = peek();
+        if (c == '\'') return {ddl_token_kind::string, read_quoted('\'', "string literal"), line};
+        if (c == '"' || c == '`')
+            return {ddl_token_kind::quoted, read_quoted(c, "quoted identifier"), line};
+        if (c == '[' && opens_bracket_identifier())
+            return {ddl_token_kind::quoted, read_quoted(']', "quoted identifier"), line};
+        if (c == '$' && dollar_tag_length() > 0)
+            return {ddl_token_kind::string, read_dollar_string(), line};
+        if (ddl_is_digit(c) || (c == '.' && ddl_is_digit(peek(1))))
+            return {ddl_token_kind::number, read_number(), line};
+        if (ddl_is_word_start(c)) return read_word();
+        return {ddl_token_kind::symbol, read_symbol(), line};
+    }
+
+    /// `[name]` quotes an identifier (SQL Server, SQLite); `x[1]` and `int[]` are subscripts.
+    [[nodiscard]] bool opens_bracket_identifier() const {
+        const char before = pos_ > 0 ? text_[pos_ - 1] : ' ';
+        return !ddl_is_word_char(before) && before != ']' && before != ')' && peek(1) != ']' &&
+               !ddl_is_digit(peek(1));
+    }
+
+    /// Reads text up to @p close; a doubled @p close stands for itself.
+    std::string read_quoted(char close, std::string_view what, bool backslash_escapes = false) {
+        const auto start_line = line_;
+        const auto start = pos_;
+        advance();  // the opening quote
+        std::string out;
+        for (;;) {
+            if (pos_ >= text_.size())
+                fail(start_line, fmt::format("unterminated {} starting with {}", what,
+                                             ddl_preview(text_.substr(start))));
+            const char c = peek();
+            if (backslash_escapes && c == '\\' && pos_ + 1 < text_.size()) {
+                out += peek(1);
+                advance(2);
+                continue;
+            }
+            advance();
+            if (c == close && peek() == close) {
+                out += close;
+                advance();
+            } else if (c == close) {
+                return out;
+            } else {
+                out += c;
+            }
+        }
+    }
+
+    /// Length of a `$tag$` or `$$` opening a PostgreSQL dollar-quoted string, or 0.
+    [[nodiscard]] std::size_t dollar_tag_length() const {
+        std::size_t i = 1;
+        while (ddl_is_word_start(peek(i)) || (i > 1 && ddl_is_digit(peek(i)))) ++i;
+        return peek(i) == '$' ? i + 1 : 0;
+    }
+
+    std::string read_dollar_string() {
+        const auto tag = text_.substr(pos_, dollar_tag_length());
+        const auto close = text_.find(tag, pos_ + tag.size());
+        if (close == std::string_view::npos)
+            fail(line_, fmt::format("unterminated dollar-quoted string: no closing {}", tag));
+        std::string body(text_.substr(pos_ + tag.size(), close - pos_ - tag.size()));
+        advance(close + tag.size() - pos_);
+        return body;
+    }
+
+    std::string read_number() {
+        const auto start = pos_;
+        while (ddl_is_digit(peek()) || peek() == '.') advance();
+        while (ddl_is_word_char(peek())) advance();  // exponent, hex digits, units (`1M`)
+        return std::string(text_.substr(start, pos_ - start));
+    }
+
+    /// A word; `N'..'`, `E'..'`, `B'..'`, `X'..'` and MySQL `_utf8mb4'..'` are strings.
+    ddl_token read_word() {
+        const auto line = line_;
+        const auto start = pos_;
+        while (ddl_is_word_char(peek())) advance();
+        std::string word(text_.substr(start, pos_ - start));
+        if (peek() == '\'' && (is_one_of(word, {"N", "E", "B", "X"}) || word.front() == '_'))
+            return {ddl_token_kind::string, read_quoted('\'', "string literal", iequals(word, "E")),
+                    line};
+        return {ddl_token_kind::word, std::move(word), line};
+    }
+
+    std::string read_symbol() {
+        const auto two = text_.substr(pos_, 2);
+        const auto length = (two == "::" || two == "||") ? 2 : 1;
+        std::string symbol(text_.substr(pos_, length));
+        advance(length);
+        return symbol;
+    }
+
+    std::string_view text_;
+    std::string source_;
+    std::size_t pos_ = 0;
+    std::size_t line_ = 1;
+    bool line_start_ = true;  ///< Only blanks since the last line break: `#` starts a comment.
+};
+
+// ---------------------------------------------------------------------------------------------
+// What a DDL file declares, before validation
+
+struct ddl_column {
+    std::string name;
+    std::string type;
+    std::string description;
+    std::size_t line = 0;
+};
+
+struct ddl_foreign_key {
+    std::vector<std::string> columns;      ///< Referencing columns.
+    std::size_t line = 0;                  ///< Where the referencing columns are named.
+    std::string ref_table;                 ///< Referenced table, schema dropped.
+    std::vector<std::string> ref_columns;  ///< Empty: the referenced table's primary key.
+    std::size_t ref_line = 0;              ///< Where the referenced table is named.
+};
+
+struct ddl_table {
+    std::string name;
+    std::string description;
+    std::size_t line = 0;
+    std::vector<ddl_column> columns;
+    std::vector<std::string> primary_key;
+    std::size_t primary_key_line = 0;
+    std::vector<ddl_foreign_key> foreign_keys;
+};
+
+struct ddl_schema {
+    std::vector<ddl_table> tables;
+};
+
+inline std::optional<std::size_t> ddl_find_table(const ddl_schema& schema, std::string_view name) {
+    for (std::size_t i = 0; i < schema.tables.size(); ++i)
+        if (iequals(schema.tables[i].name, name)) return i;
+    return std::nullopt;
+}
+
+inline std::optional<std::size_t> ddl_find_column(const ddl_table& table, std::string_view name) {
+    for (std::size_t i = 0; i < table.columns.size(); ++i)
+        if (iequals(table.columns[i].name, name)) return i;
+    return std::nullopt;
+}
+
+inline std::string ddl_join(const std::vector<std::string>& names) {
+    std::string out;
+    for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+    return out;
+}
+
+/// Appends one piece of a column type in the canonical spelling (see the file comment).
+inline void ddl_append_type(std::string& type, std::string_view piece) {
+    const bool glued_to_previous = piece == "(" || piece == ")" || piece == "," || piece == "." ||
+                                   piece == "[" || piece == "]";
+    const bool after_opening = !type.empty() && (type.back() == '(' || type.back() == ',' ||
+                                                 type.back() == '.' || type.back() == '[');
+    if (!type.empty() && !glued_to_previous && !after_opening) type += ' ';
+    type += piece;
+}
+
+inline std::string ddl_quote_string(std::string_view text) {
+    std::string out = "'";
+    for (const char c : text) out += c == '\'' ? std::string("''") : std::string(1, c);
+    return out + "'";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parser
+
+/// Recursive-descent parser over the token list; one statement at a time.
+class ddl_parser {
+  public:
+    ddl_parser(std::vector<ddl_token> tokens, std::string source)
+        : tokens_(std::move(tokens)), source_(std::move(source)) {}
+
+    /// @throws parse_error for a syntax error or a duplicate table, column or primary key.
+    ddl_schema parse() {
+        while (!at_end()) parse_statement();
+        return std::move(schema_);
+    }
+
+  private:
+    // --- token access ------------------------------------------------------------------------
+
+    [[nodiscard]] const ddl_token& peek(std::size_t ahead = 0) const {
+        return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
+    }
+    const ddl_token& next() {
+        const auto& token = tokens_[pos_];
+        if (pos_ + 1 < tokens_.size()) ++pos_;
+        return token;
+    }
+    void skip(std::size_t n) {
+        for (; n > 0; --n) next();
+    }
+    [[nodiscard]] bool at_end() const { return peek().kind == ddl_token_kind::end; }
+    [[nodiscard]] bool at_kw(std::string_view keyword, std::size_t ahead = 0) const {
+        const auto& token = peek(ahead);
+        return token.kind == ddl_token_kind::word && iequals(token.text, keyword);
+    }
+    [[nodiscard]] bool at_any_kw(std::initializer_list<std::string_view> keywords,
+                                 std::size_t ahead = 0) const {
+        const auto& token = peek(ahead);
+        return token.kind == ddl_token_kind::word && is_one_of(token.text, keywords);
+    }
+    [[nodiscard]] bool at_sym(std::string_view symbol, std::size_t ahead = 0) const {
+        const auto& token = peek(ahead);
+        return token.kind == ddl_token_kind::symbol && token.text == symbol;
+    }
+    [[nodiscard]] bool at_ident(std::size_t ahead = 0) const {
+        const auto kind = peek(ahead).kind;
+        return kind == ddl_token_kind::word || kind == ddl_token_kind::quoted;
+    }
+    bool accept_kw(std::string_view keyword) {
+        if (!at_kw(keyword)) return false;
+        next();
+        return true;
+    }
+    bool accept_any_kw(std::initializer_list<std::string_view> keywords) {
+        if (!at_any_kw(keywords)) return false;
+        next();
+        return true;
+    }
+    bool accept_sym(std::string_view symbol) {
+        if (!at_sym(symbol)) return false;
+        next();
+        return true;
+    }
+
+    // --- errors and expectations -------------------------------------------------------------
+
+    [[noreturn]] void fail(std::size_t line, const std::string& message) const {
+        throw parse_error(source_, line, message);
+    }
+    /// "expected <what>, found <next token>", at the next token's line.
+    [[noreturn]] void fail_expected(const std::string& what) const {
+        fail(peek().line, fmt::format("expected {}, found {}", what, ddl_describe(peek())));
+    }
+    void expect_kw(std::string_view keyword, std::string_view where) {
+        if (!accept_kw(keyword)) fail_expected(fmt::format("{} {}", keyword, where));
+    }
+    const ddl_token& expect_sym(std::string_view symbol, std::string_view where) {
+        if (!at_sym(symbol)) fail_expected(fmt::format("'{}' {}", symbol, where));
+        return next();
+    }
+    std::string expect_ident(std::string_view what) {
+        if (!at_ident()) fail_expected(std::string(what));
+        const auto& token = next();
+        if (token.text.empty()) fail(token.line, fmt::format("zero-length identifier as {}", what));
+        return token.text;
+    }
+    /// One string literal, or several adjacent ones concatenated. MySQL `"text"` counts too.
+    std::string expect_string(std::string_view what) {
+        if (peek().kind != ddl_token_kind::string && peek().kind != ddl_token_kind::quoted)
+            fail_expected(std::string(what));
+        std::string text = next().text;
+        while (peek().kind == ddl_token_kind::string) text += next().text;
+        return text;
+    }
+    void end_statement(std::string_view what) {
+        if (!accept_sym(";") && !at_end()) fail_expected(fmt::format("';' after {}", what));
+    }
+
+    /// `a.b.c` as its parts.
+    std::vector<std::string> parse_name_parts(std::string_view what) {
+        std::vector<std::string> parts{expect_ident(what)};
+        while (accept_sym(".")) parts.push_back(expect_ident(fmt::format("a name after '.'")));
+        return parts;
+    }
+    /// `[catalog.][schema.]name`, keeping only the name.
+    std::string parse_qualified_name(std::string_view what) {
+        return parse_name_parts(what).back();
+    }
+
+    // --- skipping ----------------------------------------------------------------------------
+
+    /// Skips to the `;` that ends the statement, outside parentheses.
+    void skip_statement() {
+        std::vector<std::size_t> open_lines;
+        while (!at_end()) {
+            const auto& token = next();
+            if (token.kind != ddl_token_kind::symbol) continue;
+            if (token.text == "(") open_lines.push_back(token.line);
+            if (token.text == ")" && !open_lines.empty()) open_lines.pop_back();
+            if (token.text == ";" && open_lines.empty()) return;
+        }
+        if (!open_lines.empty())
+            fail(open_lines.back(), "unterminated '(': no matching ')' before end of input");
+    }
+
+    /// Skips a balanced `( ... )` group; DDL never has `;` inside one.
+    void skip_group(std::string_view where) {
+        if (!at_sym("(")) fail_expected(fmt::format("'(' {}", where));
+        const auto open_line = next().line;
+        for (std::size_t depth = 1; depth > 0; next()) {
+            if (at_end() || at_sym(";"))
+                fail(open_line, fmt::format("unterminated '(' {}: no matching ')' before {}", where,
+                                            at_end() ? std::string("end of input")
+                                                     : fmt::format("';' on line {}", peek().line)));
+            if (at_sym("(")) ++depth;
+            if (at_sym(")")) --depth;
+        }
+    }
+
+    /// Skips the rest of an index definition: up to `,`, `)` or `;` outside parentheses.
+    void skip_to_element_end() {
+        while (!at_end() && !at_sym(",") && !at_sym(")") && !at_sym(";")) {
+            if (at_sym("("))
+                skip_group("in an index definition");
+            else
+                next();
+        }
+    }
+
+    /// Skips a DEFAULT or ON UPDATE value: operands joined by arithmetic or `||`.
+    void skip_expression(std::string_view where) {
+        skip_operand(where);
+        while (at_sym("+") || at_sym("-") || at_sym("*") || at_sym("/") || at_sym("%") ||
+               at_sym("||")) {
+            next();
+            skip_operand(where);
+        }
+    }
+
+    void skip_operand(std::string_view where) {
+        while (at_sym("-") || at_sym("+")) next();
+        const auto& token = peek();
+        if (at_sym("(")) {
+            skip_group(where);
+        } else if (token.kind == ddl_token_kind::string || token.kind == ddl_token_kind::number ||
+                   token.kind == ddl_token_kind::quoted) {
+            next();
+        } else if (token.kind == ddl_token_kind::word) {
+            next();  // Db2 writes `CURRENT TIMESTAMP`; a `(` makes a function call
+            if (iequals(token.text, "CURRENT") && at_any_kw({"TIMESTAMP", "DATE", "TIME", "USER"}))
+                next();
+            if (at_sym("(")) skip_group(where);
+            while (accept_sym("[")) skip_subscript();
+        } else {
+            fail_expected(fmt::format("a value {}", where));
+        }
+        while (accept_sym("::")) parse_type();  // PostgreSQL cast
+    }
+
+    void skip_subscript() {
+        while (!at_end() && !at_sym("]") && !at_sym(";")) next();
+        expect_sym("]", "to close '['");
+    }
+
+    // --- statements --------------------------------------------------------------------------
+
+    void parse_statement() {
+        if (accept_sym(";")) return;
+        if (at_kw("CREATE")) return parse_create();
+        if (at_kw("ALTER") && at_kw("TABLE", 1)) return parse_alter_table();
+        if (at_kw("COMMENT") && at_kw("ON", 1)) return parse_comment_on();
+        skip_statement();
+    }
+
+    void parse_create() {
+        std::size_t k = 1;
+        while (at_any_kw({"OR", "REPLACE", "GLOBAL", "LOCAL", "TEMPORARY", "TEMP", "UNLOGGED"}, k))
+            ++k;
+        if (!at_kw("TABLE", k)) return skip_statement();  // index, view, function, ...
+        skip(k + 1);
+        parse_create_table();
+    }
+
+    bool accept_if_not_exists() {
+        if (!accept_kw("IF")) return false;
+        expect_kw("NOT", "after IF");
+        expect_kw("EXISTS", "after IF NOT");
+        return true;
+    }
+
+    void parse_create_table() {
+        const bool if_not_exists = accept_if_not_exists();
+        ddl_table table;
+        table.line = peek().line;
+        table.name = parse_qualified_name("a table name after CREATE TABLE");
+        // CREATE TABLE ... AS SELECT, LIKE, OF type, PARTITION OF: no column list to model.
+        if (at_any_kw({"AS", "LIKE", "OF", "PARTITION"})) return skip_statement();
+        const auto open_line =
+            expect_sym("(", fmt::format("after CREATE TABLE {}", table.name)).line;
+        parse_table_elements(table, open_line);
+        parse_table_options(table);
+        add_table(std::move(table), if_not_exists);
+    }
+
+    void add_table(ddl_table table, bool if_not_exists) {
+        if (const auto existing = ddl_find_table(schema_, table.name)) {
+            if (if_not_exists) return;
+            fail(table.line, fmt::format("duplicate table '{}' (first declared at line {})",
+                                         table.name, schema_.tables[*existing].line));
+        }
+        schema_.tables.push_back(std::move(table));
+    }
+
+    void parse_table_elements(ddl_table& table, std::size_t open_line) {
+        if (accept_sym(")")) return;
+        for (;;) {
+            const auto element = parse_table_element(table);
+            if (accept_sym(",")) continue;
+            if (accept_sym(")")) return;
+            if (at_end())
+                fail(open_line, fmt::format("unterminated column list of table '{}': the '(' "
+                                            "on this line is never closed",
+                                            table.name));
+            const auto expected =
+                fmt::format("',' or ')' after {} of table '{}'", element, table.name);
+            if (at_sym(";"))  // a ')' is missing somewhere: say where the list opened
+                fail(peek().line, fmt::format("expected {}, found ';': the '(' on line {} is "
+                                              "never closed",
+                                              expected, open_line));
+            fail_expected(expected);
+        }
+    }
+
+    /// Returns what it parsed, for the next error message ("column 'x'").
+    std::string parse_table_element(ddl_table& table) {
+        if (at_table_constraint()) return parse_table_constraint(table);
+        return parse_column(table);
+    }
+
+    /// After `)`: engine, charset, `COMMENT=` (the table description), tablespace, ...
+    void parse_table_options(ddl_table& table) {
+        while (!at_end() && !accept_sym(";")) {
+            if (accept_kw("COMMENT")) {
+                accept_sym("=");
+                table.description =
+                    expect_string(fmt::format("a string after COMMENT of table '{}'", table.name));
+            } else if (at_any_kw({"CREATE", "ALTER", "DROP", "INSERT"}) || at_sym(")")) {
+                fail_expected(fmt::format("';' after CREATE TABLE {}", table.name));
+            } else if (at_sym("(")) {
+                skip_group(fmt::format("in the options of table '{}'", table.name));
+            } else {
+                next();
+            }
+        }
+    }
+
+    void parse_alter_table() {
+        skip(2);  // ALTER TABLE
+        if (at_kw("IF") && at_kw("EXISTS", 1)) skip(2);
+        accept_kw("ONLY");
+        const auto line = peek().line;
+        const auto name = parse_qualified_name("a table name after ALTER TABLE");
+        accept_sym("*");
+        for (;;) {
+            if (!accept_kw("ADD")) return skip_statement();  // OWNER TO, ALTER COLUMN, DROP, ...
+            const auto index = ddl_find_table(schema_, name);
+            if (!index) fail(line, fmt::format("ALTER TABLE names unknown table '{}'", name));
+            auto& table = schema_.tables[*index];
+            if (at_table_constraint()) {
+                parse_table_constraint(table);
+            } else {
+                accept_kw("COLUMN");
+                accept_if_not_exists();
+                parse_column(table);
+            }
+            if (accept_sym(",")) continue;
+            return end_statement(fmt::format("ALTER TABLE {} ADD ...", name));
+        }
+    }
+
+    /// `COMMENT ON TABLE t IS '..'`, `COMMENT ON COLUMN t.c IS '..'` and Db2's
+    /// `COMMENT ON t (c IS '..', ...)`; comments on other objects are skipped. Comments on
+    /// tables or columns not declared in the file (views, say) are ignored.
+    void parse_comment_on() {
+        skip(2);  // COMMENT ON
+        if (at_column_comment_list()) return parse_column_comment_list();
+        const bool is_column = at_kw("COLUMN");
+        if (!is_column && !at_kw("TABLE")) return skip_statement();
+        next();
+        const auto line = peek().line;
+        const auto parts = parse_name_parts(is_column ? "a column name after COMMENT ON COLUMN"
+                                                      : "a table name after COMMENT ON TABLE");
+        if (is_column && parts.size() < 2)
+            fail(line, fmt::format("expected table.column after COMMENT ON COLUMN, found '{}'",
+                                   parts.back()));
+        auto text = parse_comment_is();
+        end_statement("COMMENT ON");
+        if (is_column)
+            set_column_comment(parts[parts.size() - 2], parts.back(), std::move(text));
+        else if (const auto table = ddl_find_table(schema_, parts.back()))
+            schema_.tables[*table].description = std::move(text);
+    }
+
+    /// Whether a name followed by `(` comes next: Db2's column comment list.
+    [[nodiscard]] bool at_column_comment_list() const {
+        if (!at_ident()) return false;
+        std::size_t k = 1;
+        while (at_sym(".", k) && at_ident(k + 1)) k += 2;
+        return at_sym("(", k);
+    }
+
+    void parse_column_comment_list() {
+        const auto table = parse_qualified_name("a table name after COMMENT ON");
+        expect_sym("(", fmt::format("after COMMENT ON {}", table));
+        do {
+            const auto column = expect_ident("a column name in COMMENT ON");
+            set_column_comment(table, column, parse_comment_is());
+        } while (accept_sym(","));
+        expect_sym(")", fmt::format("to close the column list of COMMENT ON {}", table));
+        end_statement("COMMENT ON");
+    }
+
+    /// `IS 'text'` or `IS NULL` (an empty description).
+    std::string parse_comment_is() {
+        expect_kw("IS", "after the name in COMMENT ON");
+        return accept_kw("NULL") ? std::string{} : expect_string("a string after IS in COMMENT ON");
+    }
+
+    void set_column_comment(std::string_view table_name, std::string_view column_name,
+                            std::string text) {
+        const auto table = ddl_find_table(schema_, table_name);
+        if (!table) return;
+        auto& target = schema_.tables[*table];
+        if (const auto column = ddl_find_column(target, column_name))
+            target.columns[*column].description = std::move(text);
+    }
+
+    // --- columns -----------------------------------------------------------------------------
+
+    std::string parse_column(ddl_table& table) {
+        ddl_column column;
+        column.line = peek().line;
+        column.name =
+            expect_ident(fmt::format("a column name or constraint in table '{}'", table.name));
+        if (ddl_find_column(table, column.name))
+            fail(column.line,
+                 fmt::format("duplicate column '{}' in table '{}'", column.name, table.name));
+        column.type = parse_type();
+        table.columns.push_back(std::move(column));
+        const auto index = table.columns.size() - 1;
+        while (parse_column_constraint(table, index) || parse_constraint_attribute()) {
+        }
+        return fmt::format("column '{}'", table.columns[index].name);
+    }
+
+    [[nodiscard]] bool at_column_constraint() const {
+        return at_any_kw({"CONSTRAINT", "PRIMARY", "NOT", "NULL", "UNIQUE", "DEFAULT", "CHECK",
+                          "REFERENCES", "COLLATE", "AUTO_INCREMENT", "AUTOINCREMENT", "GENERATED",
+                          "COMMENT", "AS", "IDENTITY"});
+    }
+
+    /// A column type in canonical spelling, or "" when the column has none (SQLite).
+    std::string parse_type() {
+        if (!at_ident() || at_column_constraint()) return {};
+        const bool interval = at_kw("INTERVAL");
+        std::string last = fold(peek().text);
+        std::string type;
+        ddl_append_type(type, next().text);
+        while (at_sym(".") && at_ident(1)) {  // schema-qualified type: public.mood
+            ddl_append_type(type, next().text);
+            last = fold(peek().text);
+            ddl_append_type(type, next().text);
+        }
+        for (;;) {
+            if (at_sym("(")) {
+                parse_type_parameters(type);
+            } else if (at_sym("[")) {
+                parse_array_suffix(type);
+            } else if (continues_type(last, interval)) {
+                last = fold(peek().text);
+                ddl_append_type(type, next().text);
+            } else {
+                return type;
+            }
+        }
+    }
+
+    /// Whether the next word belongs to a multi-word type after the word @p last.
+    [[nodiscard]] bool continues_type(const std::string& last, bool interval) const {
+        if (peek().kind != ddl_token_kind::word) return false;
+        const auto& word = peek().text;
+        const auto after = [&last](std::initializer_list<std::string_view> words) {
+            return is_one_of(last, words);
+        };
+        if (is_one_of(word, {"UNSIGNED", "SIGNED", "ZEROFILL", "ARRAY"})) return true;
+        if (is_one_of(word, {"WITH", "WITHOUT"})) return at_any_kw({"TIME", "LOCAL"}, 1);
+        if (iequals(word, "FOR")) return at_any_kw({"BIT", "SBCS", "MIXED"}, 1);  // Db2
+        if (interval)
+            return is_one_of(word, {"YEAR", "MONTH", "DAY", "HOUR", "MINUTE", "SECOND", "TO"});
+        return (iequals(word, "PRECISION") && after({"double"})) ||
+               (iequals(word, "VARYING") && after({"character", "char", "bit", "binary"})) ||
+               (is_one_of(word, {"CHARACTER", "CHAR"}) && after({"national"})) ||
+               (iequals(word, "LARGE") && after({"character", "char", "binary"})) ||
+               (iequals(word, "OBJECT") && after({"large"})) ||
+               (iequals(word, "LOCAL") && after({"with"})) ||
+               (iequals(word, "TIME") && after({"with", "without", "local"})) ||
+               (iequals(word, "ZONE") && after({"time"})) ||
+               (iequals(word, "BIG") && after({"unsigned"})) ||
+               (is_one_of(word, {"INT", "INTEGER"}) && after({"unsigned", "big"})) ||
+               (is_one_of(word, {"VARCHAR", "VARBINARY", "VARGRAPHIC", "RAW"}) &&
+                after({"long"})) ||
+               (is_one_of(word, {"BIT", "SBCS", "MIXED"}) && after({"for"})) ||
+               (iequals(word, "DATA") && after({"bit", "sbcs", "mixed"}));
+    }
+
+    /// `(10, 2)`, `(50 OCTETS)`, `('a', 'b')`: values separated by commas.
+    void parse_type_parameters(std::string& type) {
+        const auto name = type;
+        const auto open_line = next().line;
+        ddl_append_type(type, "(");
+        for (;;) {
+            if (at_end()) fail(open_line, fmt::format("unterminated '(' in type '{}'", name));
+            parse_type_parameter(type, name);
+            if (accept_sym(",")) {
+                ddl_append_type(type, ",");
+            } else if (accept_sym(")")) {
+                return ddl_append_type(type, ")");
+            } else if (at_end()) {
+                fail(open_line, fmt::format("unterminated '(' in type '{}'", name));
+            } else {
+                fail_expected(fmt::format("',' or ')' in the parameters of type '{}'", name));
+            }
+        }
+    }
+
+    void parse_type_parameter(std::string& type, const std::string& name) {
+        const auto& token = peek();
+        if (token.kind == ddl_token_kind::number ||
+            (at_sym("-") && peek(1).kind == ddl_token_kind::number)) {
+            std::string number = next().text;
+            if (number == "-") number += next().text;
+            ddl_append_type(type, number);
+            if (at_any_kw({"OCTETS", "CODEUNITS16", "CODEUNITS32", "CHAR", "CHARACTERS", "BYTE",
+                           "K", "M", "G"}))
+                ddl_append_type(type, next().text);
+        } else if (token.kind == ddl_token_kind::word || token.kind == ddl_token_kind::quoted) {
+            ddl_append_type(type, next().text);  // varchar(max), geometry(Point, 4326)
+        } else if (token.kind == ddl_token_kind::string) {
+            ddl_append_type(type, ddl_quote_string(next().text));  // enum('a', 'b')
+        } else {
+            fail_expected(fmt::format("a parameter of type '{}'", name));
+        }
+    }
+
+    void parse_array_suffix(std::string& type) {
+        ddl_append_type(type, next().text);
+        if (peek().kind == ddl_token_kind::number) ddl_append_type(type, next().text);
+        expect_sym("]", "to close '[' in a column type");
+        ddl_append_type(type, "]");
+    }
+
+    /// One inline column constraint; false if the next token does not start one.
+    bool parse_column_constraint(ddl_table& table, std::size_t index) {
+        const auto where =
+            fmt::format("in column '{}' of table '{}'", table.columns[index].name, table.name);
+        const auto line = peek().line;
+        if (accept_kw("CONSTRAINT")) {
+            expect_ident(fmt::format("a constraint name after CONSTRAINT {}", where));
+        } else if (accept_kw("PRIMARY")) {
+            expect_kw("KEY", fmt::format("after PRIMARY {}", where));
+            set_primary_key(table, {table.columns[index].name}, line);
+        } else if (at_kw("NOT") && at_any_kw({"NULL", "LOGGED", "COMPACT", "HIDDEN"}, 1)) {
+            skip(2);
+        } else if (accept_any_kw({"NULL", "AUTO_INCREMENT", "AUTOINCREMENT", "LOGGED", "COMPACT",
+                                  "VISIBLE", "INVISIBLE", "STORED", "VIRTUAL", "PERSISTENT"})) {
+        } else if (accept_kw("UNIQUE")) {
+            accept_kw("KEY");
+        } else if (accept_kw("DEFAULT")) {
+            skip_expression(fmt::format("after DEFAULT {}", where));
+        } else if (at_kw("WITH") && at_kw("DEFAULT", 1)) {  // Db2: WITH DEFAULT [value]
+            skip(2);
+            if (!at_sym(",") && !at_sym(")") && !at_column_constraint())
+                skip_expression(fmt::format("after WITH DEFAULT {}", where));
+        } else if (accept_kw("CHECK")) {
+            skip_group(fmt::format("after CHECK {}", where));
+        } else if (accept_kw("REFERENCES")) {
+            parse_references(table, {table.columns[index].name}, line);
+        } else if (accept_kw("COLLATE")) {
+            parse_name_parts(fmt::format("a collation after COLLATE {}", where));
+        } else if (at_kw("CHARACTER") && at_kw("SET", 1)) {
+            skip(2);
+            expect_ident(fmt::format("a character set after CHARACTER SET {}", where));
+        } else if (accept_kw("CHARSET")) {
+            expect_ident(fmt::format("a character set after CHARSET {}", where));
+        } else if (accept_kw("IDENTITY")) {
+            if (at_sym("(")) skip_group(fmt::format("after IDENTITY {}", where));
+        } else if (at_kw("GENERATED")) {
+            parse_generated(where);
+        } else if (at_kw("AS") && at_sym("(", 1)) {  // MySQL, SQLite generated column
+            next();
+            skip_group(fmt::format("after AS {}", where));
+        } else if (accept_kw("COMMENT")) {
+            table.columns[index].description =
+                expect_string(fmt::format("a string after COMMENT {}", where));
+        } else if (at_kw("IMPLICITLY") && at_kw("HIDDEN", 1)) {
+            skip(2);
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    /// `GENERATED {ALWAYS | BY DEFAULT [ON NULL]} AS {IDENTITY [(..)] | (expr) | ROW BEGIN}`.
+    void parse_generated(const std::string& where) {
+        next();
+        if (accept_kw("BY")) {
+            expect_kw("DEFAULT", fmt::format("after GENERATED BY {}", where));
+            if (at_kw("ON") && at_kw("NULL", 1)) skip(2);
+        } else {
+            expect_kw("ALWAYS", fmt::format("or BY DEFAULT after GENERATED {}", where));
+        }
+        expect_kw("AS", fmt::format("after GENERATED {}", where));
+        if (accept_kw("IDENTITY")) {
+            if (at_sym("(")) skip_group(fmt::format("after IDENTITY {}", where));
+        } else if (at_sym("(")) {
+            skip_group(fmt::format("after GENERATED ... AS {}", where));
+        } else if (accept_kw("ROW")) {
+            expect_ident(fmt::format("BEGIN or END after AS ROW {}", where));
+        } else {
+            fail_expected(fmt::format("IDENTITY or '(' after GENERATED ... AS {}", where));
+        }
+    }
+
+    /// Clauses that may follow any key constraint; false if the next token starts none.
+    bool parse_constraint_attribute() {
+        if (at_kw("ON") && at_any_kw({"DELETE", "UPDATE"}, 1)) {
+            const bool on_delete = at_kw("DELETE", 1);
+            skip(2);
+            parse_referential_action(on_delete);
+        } else if (at_kw("ON") && at_kw("CONFLICT", 1)) {  // SQLite
+            skip(2);
+            expect_ident("a conflict resolution after ON CONFLICT");
+        } else if (accept_kw("MATCH")) {
+            expect_ident("FULL, PARTIAL or SIMPLE after MATCH");
+        } else if (at_kw("NOT") && at_any_kw({"DEFERRABLE", "ENFORCED", "VALID"}, 1)) {
+            skip(2);
+        } else if (at_kw("NO") && at_kw("INHERIT", 1)) {
+            skip(2);
+        } else if (accept_kw("INITIALLY")) {
+            expect_ident("DEFERRED or IMMEDIATE after INITIALLY");
+        } else if (accept_any_kw({"ENABLE", "DISABLE"})) {  // Db2, Oracle
+            if (accept_kw("QUERY")) expect_kw("OPTIMIZATION", "after QUERY");
+        } else if (accept_kw("USING")) {
+            if (!accept_kw("INDEX"))
+                expect_ident("an index method after USING");
+            else if (accept_kw("TABLESPACE"))
+                expect_ident("a tablespace after USING INDEX TABLESPACE");
+        } else if (accept_kw("COMMENT")) {
+            expect_string("a string after COMMENT");
+        } else if (!accept_any_kw({"DEFERRABLE", "ENFORCED", "VALIDATE", "NOVALIDATE", "RELY",
+                                   "NORELY", "ASC", "DESC", "VISIBLE", "INVISIBLE"})) {
+            return false;
+        }
+        return true;
+    }
+
+    /// After ON DELETE / ON UPDATE. MySQL's `ON UPDATE CURRENT_TIMESTAMP` is a value.
+    void parse_referential_action(bool on_delete) {
+        if (accept_any_kw({"CASCADE", "RESTRICT"})) return;
+        if (at_kw("NO") && at_kw("ACTION", 1)) return skip(2);
+        if (at_kw("SET") && at_any_kw({"NULL", "DEFAULT"}, 1)) {
+            skip(2);
+            if (at_sym("(")) skip_group("after ON DELETE SET");  // PostgreSQL 15 column list
+            return;
+        }
+        if (on_delete)
+            fail_expected("CASCADE, RESTRICT, NO ACTION, SET NULL or SET DEFAULT after ON DELETE");
+        skip_expression("after ON UPDATE");
+    }
+
+    // --- keys --------------------------------------------------------------------------------
+
+    void set_primary_key(ddl_table& table, std::vector<std::string> columns, std::size_t line) {
+        if (!table.primary_key.empty())
+            fail(line, fmt::format("table '{}' has more than one primary key (first declared at "
+                                   "line {})",
+                                   table.name, table.primary_key_line));
+        table.primary_key = std::move(columns);
+        table.primary_key_line = line;
+    }
+
+    /// After REFERENCES: `table [(columns)]`.
+    void parse_references(ddl_table& table, std::vector<std::string> columns, std::size_t line) {
+        ddl_foreign_key fk;
+        fk.columns = std::move(columns);
+        fk.line = line;
+        fk.ref_line = peek().line;
+        fk.ref_table = parse_qualified_name(
+            fmt::format("a table name after REFERENCES in table '{}'", table.name));
+        if (at_sym("("))
+            fk.ref_columns = parse_name_list(fmt::format(
+                "column list of REFERENCES {} in table '{}'", fk.ref_table, table.name));
+        table.foreign_keys.push_back(std::move(fk));
+    }
+
+    /// `(a, b)`; MySQL index prefixes `a(10)` and ASC/DESC are allowed and dropped.
+    std::vector<std::string> parse_name_list(const std::string& what) {
+        const auto open_line = expect_sym("(", fmt::format("to start the {}", what)).line;
+        std::vector<std::string> names;
+        for (;;) {
+            names.push_back(expect_ident(fmt::format("a column name in the {}", what)));
+            if (at_sym("(") && peek(1).kind == ddl_token_kind::number) skip_group("");
+            accept_any_kw({"ASC", "DESC"});
+            if (accept_sym(",")) continue;
+            if (accept_sym(")")) return names;
+            if (at_end()) fail(open_line, fmt::format("unterminated '(' of the {}", what));
+            fail_expected(fmt::format("',' or ')' in the {}", what));
+        }
+    }
+
+    [[nodiscard]] bool at_table_constraint() const {
+        const auto not_a_type = [this](std::size_t paren) {  // `KEY idx (a)`, not `key int(11)`
+            return at_sym("(", paren) && peek(paren + 1).kind != ddl_token_kind::number;
+        };
+        if (at_kw("CONSTRAINT")) return true;
+        if (at_any_kw({"PRIMARY", "FOREIGN"})) return at_kw("KEY", 1);
+        if (at_kw("CHECK")) return at_sym("(", 1);
+        if (at_kw("UNIQUE"))
+            return at_sym("(", 1) || at_any_kw({"KEY", "INDEX"}, 1) ||
+                   (at_ident(1) && not_a_type(2));
+        if (at_any_kw({"KEY", "INDEX"}))
+            return at_sym("(", 1) || at_kw("USING", 2) || (at_ident(1) && not_a_type(2));
+        if (at_any_kw({"FULLTEXT", "SPATIAL"})) return at_ident(1) || at_sym("(", 1);
+        if (at_kw("EXCLUDE")) return at_kw("USING", 1) || at_sym("(", 1);
+        if (at_kw("PERIOD")) return at_kw("FOR", 1);
+        return at_kw("LIKE") && at_ident(1);
+    }
+
+    std::string parse_table_constraint(ddl_table& table) {
+        if (accept_kw("CONSTRAINT")) {
+            const auto name = expect_ident(
+                fmt::format("a constraint name after CONSTRAINT in table '{}'", table.name));
+            if (!at_any_kw({"PRIMARY", "FOREIGN", "UNIQUE", "CHECK", "EXCLUDE"}))
+                fail_expected(fmt::format(
+                    "PRIMARY KEY, FOREIGN KEY, UNIQUE or CHECK after CONSTRAINT {} in table '{}'",
+                    name, table.name));
+        }
+        if (at_kw("PRIMARY")) return parse_primary_key_constraint(table);
+        if (at_kw("FOREIGN")) return parse_foreign_key_constraint(table);
+        if (accept_kw("UNIQUE")) {
+            accept_any_kw({"KEY", "INDEX"});
+            if (at_ident()) next();  // index name
+            parse_name_list(fmt::format("UNIQUE column list of table '{}'", table.name));
+            while (parse_constraint_attribute()) {
+            }
+            return "UNIQUE constraint";
+        }
+        if (accept_kw("CHECK")) {
+            skip_group(fmt::format("after CHECK in table '{}'", table.name));
+            while (parse_constraint_attribute()) {
+            }
+            return "CHECK constraint";
+        }
+        const auto keyword = next().text;  // KEY, INDEX, FULLTEXT, EXCLUDE, LIKE, PERIOD
+        skip_to_element_end();
+        return fmt::format("{} definition", keyword);
+    }
+
+    std::string parse_primary_key_constraint(ddl_table& table) {
+        const auto line = next().line;
+        expect_kw("KEY", "after PRIMARY");
+        if (at_ident()) next();  // CLUSTERED and the like
+        auto columns =
+            parse_name_list(fmt::format("PRIMARY KEY column list of table '{}'", table.name));
+        set_primary_key(table, std::move(columns), line);
+        while (parse_constraint_attribute()) {
+        }
+        return "PRIMARY KEY constraint";
+    }
+
+    std::string parse_foreign_key_constraint(ddl_table& table) {
+        const auto line = next().line;
+        expect_kw("KEY", "after FOREIGN");
+        if (at_ident()) next();  // MySQL index name
+        auto columns =
+            parse_name_list(fmt::format("FOREIGN KEY column list of table '{}'", table.name));
+        expect_kw("REFERENCES", fmt::format("after FOREIGN KEY ({}) of table '{}'",
+                                            ddl_join(columns), table.name));
+        parse_references(table, std::move(columns), line);
+        while (parse_constraint_attribute()) {
+        }
+        return "FOREIGN KEY constraint";
+    }
+
+    std::vector<ddl_token> tokens_;
+    std::string source_;
+    std::size_t pos_ = 0;
+    ddl_schema schema_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Validation and loading
+
+struct ddl_column_ref {
+    std::size_t table = 0;
+    std::size_t column = 0;
+};
+
+struct ddl_keys {
+    std::vector<std::vector<std::size_t>> primary_keys;  ///< Column indices, per table.
+    std::vector<std::pair<ddl_column_ref, ddl_column_ref>> foreign_keys;  ///< from → to.
+};
+
+inline std::vector<std::size_t> ddl_resolve_primary_key(const ddl_table& table,
+                                                        const std::string& source) {
+    std::vector<std::size_t> key;
+    for (const auto& name : table.primary_key) {
+        const auto column = ddl_find_column(table, name);
+        if (!column)
+            throw parse_error(source, table.primary_key_line,
+                              fmt::format("primary key of table '{}' names unknown column '{}'",
+                                          table.name, name));
+        key.push_back(*column);
+    }
+    return key;
+}
+
+inline void ddl_resolve_foreign_key(const ddl_schema& schema, std::size_t from_table,
+                                    const ddl_foreign_key& fk, const std::string& source,
+                                    ddl_keys& keys) {
+    const auto& table = schema.tables[from_table];
+    const auto label = fmt::format("{}({})", table.name, ddl_join(fk.columns));
+    std::vector<std::size_t> from;
+    for (const auto& name : fk.columns) {
+        const auto column = ddl_find_column(table, name);
+        if (!column)
+            throw parse_error(source, fk.line,
+                              fmt::format("foreign key of table '{}' names unknown column '{}'",
+                                          table.name, name));
+        from.push_back(*column);
+    }
+    const auto to_table = ddl_find_table(schema, fk.ref_table);
+    if (!to_table)
+        throw parse_error(
+            source, fk.ref_line,
+            fmt::format("foreign key {} references unknown table '{}'", label, fk.ref_table));
+    const auto& target = schema.tables[*to_table];
+    std::vector<std::size_t> to = keys.primary_keys[*to_table];
+    if (fk.ref_columns.empty() && to.empty())
+        throw parse_error(source, fk.ref_line,
+                          fmt::format("foreign key {} references table '{}' without naming "
+                                      "columns, but '{}' has no primary key",
+                                      label, target.name, target.name));
+    if (!fk.ref_columns.empty()) to.clear();
+    for (const auto& name : fk.ref_columns) {
+        const auto column = ddl_find_column(target, name);
+        if (!column)
+            throw parse_error(source, fk.ref_line,
+                              fmt::format("foreign key {} references unknown column '{}' of "
+                                          "table '{}'",
+                                          label, name, target.name));
+        to.push_back(*column);
+    }
+    if (from.size() != to.size())
+        throw parse_error(source, fk.ref_line,
+                          fmt::format("foreign key {} has {} column(s) but references {} of "
+                                      "table '{}'",
+                                      label, from.size(), to.size(), target.name));
+    for (std::size_t i = 0; i < from.size(); ++i)
+        keys.foreign_keys.push_back({{from_table, from[i]}, {*to_table, to[i]}});
+}
+
+/// Checks every key against the whole file. @throws parse_error naming file, line and names.
+inline ddl_keys ddl_resolve(const ddl_schema& schema, const std::string& source) {
+    ddl_keys keys;
+    for (const auto& table : schema.tables)
+        keys.primary_keys.push_back(ddl_resolve_primary_key(table, source));
+    for (std::size_t t = 0; t < schema.tables.size(); ++t)
+        for (const auto& fk : schema.tables[t].foreign_keys)
+            ddl_resolve_foreign_key(schema, t, fk, source, keys);
+    return keys;
+}
+
+/// Adds a validated schema; nothing here can fail after add_database succeeds.
+inline database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_keys& keys,
+                             std::string db_name) {
+    const auto db = cat.add_database(std::move(db_name));
+    std::vector<std::vector<column_id>> ids(schema.tables.size());
+    for (std::size_t t = 0; t < schema.tables.size(); ++t) {
+        const auto& table = schema.tables[t];
+        const auto id = cat.add_table(db, table.name, {}, table.description);
+        for (const auto& column : table.columns)
+            ids[t].push_back(cat.add_column(id, column.name, column.type, {}, column.description));
+        std::vector<column_id> primary_key;
+        for (const auto c : keys.primary_keys[t]) primary_key.push_back(ids[t][c]);
+        if (!primary_key.empty()) cat.set_primary_key(id, std::move(primary_key));
+    }
+    for (const auto& [from, to] : keys.foreign_keys)
+        cat.add_foreign_key(ids[from.table][from.column], ids[to.table][to.column]);
+    return db;
+}
+
+}  // namespace detail
+
+/**
+ * @brief Parses DDL text and adds one database named @p db_name to @p cat.
+ *
+ * Reads `CREATE TABLE` (columns, types, inline and table constraints, table options),
+ * `ALTER TABLE ... ADD` (columns, primary and foreign keys) and `COMMENT ON TABLE|COLUMN`;
+ * every other statement is skipped. MySQL `COMMENT` clauses and `COMMENT ON` become
+ * descriptions. Foreign keys may name tables declared later; `REFERENCES t` without columns
+ * means t's primary key. Nothing is added to @p cat unless the whole text loads.
+ *
+ * @param source names the origin of @p sql in error messages (a file name, say).
+ * @return the id of the new database.
+ * @throws parse_error with @p source and the 1-based line for a syntax error, an unterminated
+ *         string, comment or parenthesis (the line where it starts), a duplicate table, column
+ *         or primary key, and a key naming a missing table or column.
+ * @throws schema_error if @p db_name is empty or already names a database in @p cat.
+ */
+inline database_id add_ddl(catalog& cat, std::string_view sql, std::string db_name,
+                           std::string_view source = "<string>") {
+    const std::string origin(source);
+    auto tokens = detail::ddl_lexer(sql, origin).run();
+    const auto schema = detail::ddl_parser(std::move(tokens), origin).parse();
+    const auto keys = detail::ddl_resolve(schema, origin);
+    return detail::ddl_build(cat, schema, keys, std::move(db_name));
+}
+
+/**
+ * @brief Reads a `.sql` file into a new catalog holding one database.
+ * @param db_name the database name; empty means the file stem (`shop.sql` → `shop`).
+ * @throws io_error naming the path if the file is missing or unreadable.
+ * @throws parse_error as add_ddl(), with the path as source.
+ */
+inline catalog load_ddl(const std::filesystem::path& path, std::string db_name = {}) {
+    const auto text = read_text_file(path);
+    if (db_name.empty()) db_name = path.stem().string();
+    catalog cat;
+    add_ddl(cat, text, std::move(db_name), path.string());
+    return cat;
+}
+
+}  // namespace tabret

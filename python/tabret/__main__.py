@@ -1,0 +1,3 @@
+from tabret.cli import main
+
+raise SystemExit(main())

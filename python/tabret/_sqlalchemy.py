@@ -1,0 +1,124 @@
+"""Catalog from any database SQLAlchemy can reflect (PostgreSQL, MySQL, SQLite, …)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tabret._core import Error, SchemaError
+
+if TYPE_CHECKING:
+    from tabret.catalog import Catalog
+
+
+@dataclass
+class _Table:
+    name: str
+    description: str
+    columns: list[tuple[str, str, str]]  # name, type, description
+    primary_key: list[str]
+    foreign_keys: list[tuple[list[str], str, list[str]]] = field(default_factory=list)
+
+
+def _engine(bind: str | Any) -> tuple[Any, bool]:
+    try:
+        import sqlalchemy
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "Catalog.from_sqlalchemy needs SQLAlchemy: pip install 'tabret[sqlalchemy]'"
+        ) from err
+    if isinstance(bind, str):
+        return sqlalchemy.create_engine(bind), True
+    return bind, False
+
+
+def _reflect(bind: Any, schema: str | None) -> list[_Table]:
+    import sqlalchemy
+
+    inspector = sqlalchemy.inspect(bind)
+    tables = []
+    for name in inspector.get_table_names(schema=schema):
+        try:
+            comment = inspector.get_table_comment(name, schema=schema).get("text") or ""
+        except NotImplementedError:  # dialects without comments (SQLite)
+            comment = ""
+        columns = [
+            (c["name"], str(c["type"]).lower(), c.get("comment") or "")
+            for c in inspector.get_columns(name, schema=schema)
+        ]
+        pk = inspector.get_pk_constraint(name, schema=schema).get("constrained_columns") or []
+        fks = [
+            (fk["constrained_columns"], fk["referred_table"], fk["referred_columns"])
+            for fk in inspector.get_foreign_keys(name, schema=schema)
+            if fk.get("referred_schema") in (None, schema)
+        ]
+        tables.append(_Table(name, comment, columns, list(pk), fks))
+    return tables
+
+
+def _validate(tables: list[_Table], where: str) -> None:
+    """Checks every key names an existing table and column before anything is added."""
+    by_name = {t.name.lower(): t for t in tables}
+    for t in tables:
+        names = {c[0].lower() for c in t.columns}
+        for col in t.primary_key:
+            if col.lower() not in names:
+                raise SchemaError(f"{where}: primary key of '{t.name}' names missing column '{col}'")
+        for cols, ref, ref_cols in t.foreign_keys:
+            target = by_name.get(ref.lower())
+            if target is None:
+                raise SchemaError(f"{where}: foreign key of '{t.name}' references missing table '{ref}'")
+            target_names = {c[0].lower() for c in target.columns}
+            missing = [c for c in cols if c.lower() not in names] + [
+                f"{ref}.{c}" for c in ref_cols if c.lower() not in target_names
+            ]
+            if missing:
+                raise SchemaError(
+                    f"{where}: foreign key of '{t.name}' names missing column '{missing[0]}'"
+                )
+            if len(cols) != len(ref_cols):
+                raise SchemaError(f"{where}: foreign key of '{t.name}' has unequal column lists")
+
+
+def add_reflected(cat: Catalog, bind: str | Any, db_name: str, *, schema: str | None) -> int:
+    engine, owned = _engine(bind)
+    try:
+        where = engine.url.render_as_string(hide_password=True)
+        try:
+            tables = _reflect(engine, schema)
+        except Exception as err:
+            raise Error(f"{where}: reflection failed: {type(err).__name__}: {err}") from err
+        name = db_name or schema or engine.url.database or "main"
+        name = name.rsplit("/", 1)[-1].removesuffix(".db").removesuffix(".sqlite")
+        _validate(tables, where)
+        if cat.find_database(name) is not None:
+            raise SchemaError(f"{where}: duplicate database '{name}'")
+        return _add(cat, name, tables)
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def _add(cat: Catalog, name: str, tables: list[_Table]) -> int:
+    db = cat.add_database(name)
+    ids = {}
+    for t in tables:
+        tid = cat.add_table(db, t.name, description=t.description)
+        ids[t.name.lower()] = tid
+        for col, type_, desc in t.columns:
+            cat.add_column(tid, col, type_, description=desc)
+    for t in tables:
+        tid = ids[t.name.lower()]
+        if t.primary_key:
+            cat.set_primary_key(tid, [_col(cat, tid, c) for c in t.primary_key])
+        for cols, ref, ref_cols in t.foreign_keys:
+            rid = ids[ref.lower()]
+            for c, r in zip(cols, ref_cols, strict=True):
+                cat.add_foreign_key(_col(cat, tid, c), _col(cat, rid, r))
+    return db
+
+
+def _col(cat: Catalog, table: int, name: str) -> int:
+    cid = cat.find_column(table, name)
+    assert cid is not None, "validated before adding"
+    return cid

@@ -1,0 +1,55 @@
+"""The bundled demo catalog and the benchmark data directory."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from tabret.catalog import Catalog
+
+__all__ = ["Question", "data_dir", "demo_catalog", "demo_questions"]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question with the tables its SQL uses (``db.table``, original names)."""
+
+    id: str
+    db: str
+    question: str
+    gold_tables: tuple[str, ...]
+    sql: str = ""
+
+
+def _demo_file(name: str) -> Path:
+    return Path(str(resources.files("tabret") / "data" / "demo" / name))
+
+
+def demo_catalog() -> Catalog:
+    """Six small databases in different domains (69 tables), written for tabret."""
+    return Catalog.from_json(_demo_file("catalog.json"))
+
+
+def demo_questions() -> list[Question]:
+    """36 questions over :func:`demo_catalog` with gold tables and gold SQL."""
+    raw = json.loads(_demo_file("questions.json").read_text(encoding="utf-8"))
+    return [
+        Question(q["id"], q["db"], q["question"], tuple(q["gold_tables"]), q.get("sql", ""))
+        for q in raw
+    ]
+
+
+def data_dir() -> Path:
+    """The benchmark data directory: ``$TABRET_DATA_DIR``, default ``../shared/data``.
+
+    Raises FileNotFoundError naming the directory when it does not exist.
+    """
+    path = Path(os.environ.get("TABRET_DATA_DIR") or "../shared/data")
+    if not path.is_dir():
+        raise FileNotFoundError(
+            f"benchmark data directory not found: {path} (set TABRET_DATA_DIR)"
+        )
+    return path

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+import pytest
+
+import tabret
+from tabret import Catalog
+
+
+def shop() -> Catalog:
+    cat = Catalog()
+    db = cat.add_database("shop", "a small shop")
+    customer = cat.add_table(db, "Customer")
+    cid = cat.add_column(customer, "customer_id", "integer")
+    cat.add_column(customer, "FullName", "text", description="first and last name")
+    cat.set_primary_key(customer, [cid])
+    order = cat.add_table(db, "order_header", nl_name="order")
+    oid = cat.add_column(order, "order_id", "integer")
+    ocust = cat.add_column(order, "customer_id", "integer")
+    cat.set_primary_key(order, [oid])
+    cat.add_foreign_key(ocust, cid)
+    return cat
+
+
+def test_ids_records_and_lookup() -> None:
+    cat = shop()
+    assert (cat.num_databases, cat.num_tables, cat.num_columns, cat.num_foreign_keys) == (1, 2, 4, 1)
+    assert cat.table(1).columns == [2, 3]
+    assert cat.column(1).nl_name == "full name"
+    assert cat.column(1).description == "first and last name"
+    assert cat.table(1).nl_name == "order"
+    assert cat.find_table("SHOP", "customer") == 0
+    assert cat.find_table("shop", "missing") is None
+    assert cat.find_column(1, "CUSTOMER_ID") == 3
+    fk = cat.foreign_keys[0]
+    assert (fk.from_column, fk.to_column) == (3, 0)
+    assert cat.qualified_name(1) == "shop.order_header"
+    assert cat.qualified_column_name(1) == "shop.Customer.FullName"
+    assert repr(cat) == "Catalog(1 databases, 2 tables, 4 columns, 1 foreign keys)"
+
+
+def test_serialisations() -> None:
+    cat = shop()
+    assert cat.serialize_table(1) == "shop.order(order id, customer id)"
+    assert cat.serialize_table(1, "words", "original") == "shop order_header order_id customer_id"
+    assert cat.serialize_column(1) == "shop.customer.full name"
+    assert cat.serialize_table(1, "ddl").endswith(
+        "FOREIGN KEY (customer_id) REFERENCES Customer (customer_id)\n);"
+    )
+    assert cat.database_ddl(0).count("CREATE TABLE") == 2
+    with pytest.raises(ValueError, match="format must be"):
+        cat.serialize_table(0, "xml")  # type: ignore[arg-type]
+
+
+def test_building_errors_are_typed_and_named() -> None:
+    cat = shop()
+    with pytest.raises(tabret.SchemaError, match="duplicate table 'CUSTOMER' in database 'shop'"):
+        cat.add_table(0, "CUSTOMER")
+    with pytest.raises(tabret.SchemaError, match="table id 9 out of range"):
+        cat.table(9)
+    with pytest.raises(ValueError, match="duplicate column"):  # SchemaError is a ValueError
+        cat.add_column(0, "fullname")
+    assert issubclass(tabret.FileError, OSError)
+    assert issubclass(tabret.ParseError, tabret.Error)
+
+
+def test_copy_and_equality() -> None:
+    cat = shop()
+    copy = Catalog(cat)
+    assert copy == cat
+    copy.add_database("other")
+    assert copy != cat
