@@ -34,9 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeGuard
 
-DEMO_DIR = (
-    Path(__file__).resolve().parent.parent / "python" / "tabret" / "data" / "demo"
-)
+DEMO_DIR = Path(__file__).resolve().parent.parent / "python" / "tabret" / "data" / "demo"
 
 CATALOG_FORMAT = "tabret-catalog"
 CATALOG_VERSION = 1
@@ -74,9 +72,7 @@ TYPE_RE = re.compile(
 
 # Tokenizer for the identifier scan of gold SQL.
 SQL_SKIP_RE = re.compile(r"'(?:[^']|'')*'|--[^\n]*|/\*.*?\*/", re.DOTALL)
-SQL_IDENT_RE = re.compile(
-    r'"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][A-Za-z0-9_$]*)'
-)
+SQL_IDENT_RE = re.compile(r'"((?:[^"]|"")+)"|`([^`]+)`|\[([^\]]+)\]|([A-Za-z_][A-Za-z0-9_$]*)')
 
 # Authorizer actions a read-only query may perform.
 READ_ONLY_ACTIONS = frozenset(
@@ -209,9 +205,7 @@ def get_str(
     return value
 
 
-def get_list(
-    obj: dict[str, object], key: str, where: str, problems: Problems
-) -> list[object]:
+def get_list(obj: dict[str, object], key: str, where: str, problems: Problems) -> list[object]:
     value = obj.get(key)
     if not isinstance(value, list):
         problems.add(where, f"{key!r} must be a list")
@@ -329,9 +323,7 @@ def parse_catalog(data: object, problems: Problems) -> list[Database]:
             if table is None:
                 continue
             if table.name.lower() in table_names:
-                problems.add(
-                    f"table {name}.{table.name}", "duplicate table name in database"
-                )
+                problems.add(f"table {name}.{table.name}", "duplicate table name in database")
             table_names.add(table.name.lower())
             db.tables.append(table)
         databases.append(db)
@@ -368,15 +360,11 @@ def check_foreign_keys(db: Database, problems: Problems) -> None:
             if fk.ref_column not in ref.primary_key:
                 problems.add(where, "referenced column is not part of the primary key")
             col = table.column(fk.column)
-            if col is not None and type_affinity(col.type) != type_affinity(
-                ref_col.type
-            ):
+            if col is not None and type_affinity(col.type) != type_affinity(ref_col.type):
                 problems.add(where, f"type mismatch ({col.type!r} vs {ref_col.type!r})")
 
 
-def parse_questions(
-    data: object, databases: list[Database], problems: Problems
-) -> list[Question]:
+def parse_questions(data: object, databases: list[Database], problems: Problems) -> list[Question]:
     if not isinstance(data, list):
         problems.add("questions", "expected a JSON list")
         return []
@@ -409,9 +397,7 @@ def parse_questions(
                 continue
             gdb, gtab = entry.split(".")
             if gdb != db_name:
-                problems.add(
-                    where, f"gold table {entry!r} is not in database {db_name!r}"
-                )
+                problems.add(where, f"gold table {entry!r} is not in database {db_name!r}")
             elif db is not None and db.table(gtab) is None:
                 problems.add(where, f"gold table {entry!r} does not exist")
             if gtab in gold:
@@ -462,9 +448,7 @@ def build_sqlite(db: Database, problems: Problems) -> sqlite3.Connection:
     return conn
 
 
-def tables_by_authorizer(
-    conn: sqlite3.Connection, sql: str
-) -> tuple[set[str], list[str]]:
+def tables_by_authorizer(conn: sqlite3.Connection, sql: str) -> tuple[set[str], list[str]]:
     """Run ``sql`` and return (tables read, disallowed actions) as seen by SQLite."""
     read: set[str] = set()
     denied: list[str] = []
@@ -479,11 +463,7 @@ def tables_by_authorizer(
         if action not in READ_ONLY_ACTIONS:
             denied.append(f"action {action} ({arg1}, {arg2})")
             return sqlite3.SQLITE_DENY
-        if (
-            action == sqlite3.SQLITE_READ
-            and arg1 is not None
-            and not arg1.startswith("sqlite_")
-        ):
+        if action == sqlite3.SQLITE_READ and arg1 is not None and not arg1.startswith("sqlite_"):
             read.add(arg1.lower())
         return sqlite3.SQLITE_OK
 
@@ -500,9 +480,7 @@ def tables_by_tokens(sql: str, table_names: set[str]) -> set[str]:
     stripped = SQL_SKIP_RE.sub(" ", sql)
     found: set[str] = set()
     for match in SQL_IDENT_RE.finditer(stripped):
-        ident = (
-            next(g for g in match.groups() if g is not None).replace('""', '"').lower()
-        )
+        ident = next(g for g in match.groups() if g is not None).replace('""', '"').lower()
         if ident in table_names:
             found.add(ident)
     return found
@@ -543,21 +521,15 @@ def check_question_sql(
         problems.add(where, "; ".join(detail))
 
 
-def check_sizes(
-    databases: list[Database], questions: list[Question], problems: Problems
-) -> None:
+def check_sizes(databases: list[Database], questions: list[Question], problems: Problems) -> None:
     def within(value: int, bounds: tuple[int, int]) -> bool:
         return bounds[0] <= value <= bounds[1]
 
     if not within(len(databases), DATABASES_RANGE):
-        problems.add(
-            "catalog", f"{len(databases)} databases, expected {DATABASES_RANGE}"
-        )
+        problems.add("catalog", f"{len(databases)} databases, expected {DATABASES_RANGE}")
     total = sum(len(db.tables) for db in databases)
     if not within(total, TABLES_TOTAL_RANGE):
-        problems.add(
-            "catalog", f"{total} tables in total, expected {TABLES_TOTAL_RANGE}"
-        )
+        problems.add("catalog", f"{total} tables in total, expected {TABLES_TOTAL_RANGE}")
     per_db = Counter(q.db for q in questions)
     for db in databases:
         if not within(len(db.tables), TABLES_PER_DB_RANGE):
@@ -568,9 +540,7 @@ def check_sizes(
         if per_db[db.name] == 0:
             problems.add(f"database {db.name!r}", "no questions")
     if not within(len(questions), QUESTIONS_RANGE):
-        problems.add(
-            "questions", f"{len(questions)} questions, expected {QUESTIONS_RANGE}"
-        )
+        problems.add("questions", f"{len(questions)} questions, expected {QUESTIONS_RANGE}")
     for q in questions:
         if not within(len(q.gold_tables), GOLD_TABLES_RANGE):
             problems.add(
@@ -580,9 +550,7 @@ def check_sizes(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0] if __doc__ else None
-    )
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--catalog", type=Path, default=DEMO_DIR / "catalog.json")
     parser.add_argument("--questions", type=Path, default=DEMO_DIR / "questions.json")
     args = parser.parse_args(argv)
@@ -590,13 +558,9 @@ def main(argv: list[str] | None = None) -> int:
     problems = Problems()
     catalog_data = load_json(args.catalog, problems)
     questions_data = load_json(args.questions, problems)
-    databases = (
-        parse_catalog(catalog_data, problems) if catalog_data is not None else []
-    )
+    databases = parse_catalog(catalog_data, problems) if catalog_data is not None else []
     questions = (
-        parse_questions(questions_data, databases, problems)
-        if questions_data is not None
-        else []
+        parse_questions(questions_data, databases, problems) if questions_data is not None else []
     )
 
     by_name = {db.name: db for db in databases}

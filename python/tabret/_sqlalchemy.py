@@ -63,11 +63,15 @@ def _validate(tables: list[_Table], where: str) -> None:
         names = {c[0].lower() for c in t.columns}
         for col in t.primary_key:
             if col.lower() not in names:
-                raise SchemaError(f"{where}: primary key of '{t.name}' names missing column '{col}'")
+                raise SchemaError(
+                    f"{where}: primary key of '{t.name}' names missing column '{col}'"
+                )
         for cols, ref, ref_cols in t.foreign_keys:
             target = by_name.get(ref.lower())
             if target is None:
-                raise SchemaError(f"{where}: foreign key of '{t.name}' references missing table '{ref}'")
+                raise SchemaError(
+                    f"{where}: foreign key of '{t.name}' references missing table '{ref}'"
+                )
             target_names = {c[0].lower() for c in target.columns}
             missing = [c for c in cols if c.lower() not in names] + [
                 f"{ref}.{c}" for c in ref_cols if c.lower() not in target_names

@@ -73,7 +73,9 @@ class Catalog(_core.Catalog):
         """Adds a SQLite file as one database (default name: the file stem); returns its id."""
         return _core.add_sqlite(self, path, db_name)
 
-    def add_sqlalchemy(self, bind: str | Any, db_name: str = "", *, schema: str | None = None) -> int:
+    def add_sqlalchemy(
+        self, bind: str | Any, db_name: str = "", *, schema: str | None = None
+    ) -> int:
         """Adds one reflected database (default name: the schema or the URL's database)."""
         from tabret._sqlalchemy import add_reflected
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from tabret._core import Error
 from tabret.catalog import Catalog
 from tabret.datasets import demo_catalog, demo_questions
 
-_LOADERS = {
+_LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
     "ddl": Catalog.from_ddl,
     "sqlite": Catalog.from_sqlite,
@@ -68,8 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_cmd_catalog)
     p = sub.add_parser("demo", help="show the bundled demo catalog and its questions")
-    p.add_argument("--names", choices=["natural", "original"], default="natural",
-                   help="which names to print (default: natural)")
+    p.add_argument(
+        "--names",
+        choices=["natural", "original"],
+        default="natural",
+        help="which names to print (default: natural)",
+    )
     p.add_argument("--limit", type=int, default=5, help="questions to show (default: 5)")
     p.set_defaults(func=_cmd_demo)
     return parser

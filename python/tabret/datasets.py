@@ -49,7 +49,5 @@ def data_dir() -> Path:
     """
     path = Path(os.environ.get("TABRET_DATA_DIR") or "../shared/data")
     if not path.is_dir():
-        raise FileNotFoundError(
-            f"benchmark data directory not found: {path} (set TABRET_DATA_DIR)"
-        )
+        raise FileNotFoundError(f"benchmark data directory not found: {path} (set TABRET_DATA_DIR)")
     return path

@@ -23,7 +23,12 @@ def shop() -> Catalog:
 
 def test_ids_records_and_lookup() -> None:
     cat = shop()
-    assert (cat.num_databases, cat.num_tables, cat.num_columns, cat.num_foreign_keys) == (1, 2, 4, 1)
+    assert (cat.num_databases, cat.num_tables, cat.num_columns, cat.num_foreign_keys) == (
+        1,
+        2,
+        4,
+        1,
+    )
     assert cat.table(1).columns == [2, 3]
     assert cat.column(1).nl_name == "full name"
     assert cat.column(1).description == "first and last name"

@@ -28,3 +28,15 @@ def test_demo_questions_reference_existing_tables() -> None:
     assert sizes[1] >= 5
     assert sum(v for k, v in sizes.items() if k >= 3) >= 5
     assert {q.db for q in questions} == {d.name for d in cat.databases}
+
+
+def test_demo_sql_runs_and_uses_exactly_the_gold_tables() -> None:
+    """scripts/check_demo.py builds every demo database in SQLite and runs the gold SQL."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "check_demo.py"
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "questions: 36" in result.stdout
