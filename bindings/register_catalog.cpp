@@ -57,7 +57,8 @@ void register_catalog(py::module_& m) {
         .def_readonly("from_column", &foreign_key::from)
         .def_readonly("to_column", &foreign_key::to)
         .def("__eq__", [](const foreign_key& a, const foreign_key& b) { return a == b; })
-        .def("__hash__", [](const foreign_key& k) { return py::hash(py::make_tuple(k.from, k.to)); })
+        .def("__hash__",
+             [](const foreign_key& k) { return py::hash(py::make_tuple(k.from, k.to)); })
         .def("__repr__", [](const foreign_key& k) {
             return "ForeignKey(" + std::to_string(k.from) + ", " + std::to_string(k.to) + ")";
         });
@@ -77,7 +78,8 @@ void register_catalog(py::module_& m) {
         .def_property_readonly("tables", &catalog::tables)
         .def_property_readonly("columns", &catalog::columns)
         .def_property_readonly("foreign_keys", &catalog::foreign_keys)
-        .def_property_readonly("num_databases", [](const catalog& c) { return c.databases().size(); })
+        .def_property_readonly("num_databases",
+                               [](const catalog& c) { return c.databases().size(); })
         .def_property_readonly("num_tables", [](const catalog& c) { return c.tables().size(); })
         .def_property_readonly("num_columns", [](const catalog& c) { return c.columns().size(); })
         .def_property_readonly("num_foreign_keys",

@@ -25,9 +25,9 @@ void register_errors(py::module_& m) {
     auto builtins = py::module_::import("builtins");
     static auto base = new_exception(m, "Error", py::make_tuple(builtins.attr("Exception")),
                                      "Base of every error tabret raises.");
-    static auto file_error = new_exception(m, "FileError",
-                                           py::make_tuple(base, builtins.attr("OSError")),
-                                           "A missing, unreadable or wrong-kind file.");
+    static auto file_error =
+        new_exception(m, "FileError", py::make_tuple(base, builtins.attr("OSError")),
+                      "A missing, unreadable or wrong-kind file.");
     static auto parse_error_type =
         new_exception(m, "ParseError", py::make_tuple(base, builtins.attr("ValueError")),
                       "Text that does not parse; has .source and .line (0 if unknown).");

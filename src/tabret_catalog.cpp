@@ -37,9 +37,8 @@ int main(int argc, char** argv) try {
         return 2;
     }
     const auto cat = load(argv[1], argv[2]);
-    fmt::print("databases: {}\ntables: {}\ncolumns: {}\nforeign keys: {}\n",
-               cat.databases().size(), cat.tables().size(), cat.columns().size(),
-               cat.foreign_keys().size());
+    fmt::print("databases: {}\ntables: {}\ncolumns: {}\nforeign keys: {}\n", cat.databases().size(),
+               cat.tables().size(), cat.columns().size(), cat.foreign_keys().size());
     if (argc == 5) tabret::save_catalog_json(cat, argv[4]);
     return 0;
 } catch (const tabret::error& e) {

@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -281,12 +282,18 @@ struct ddl_table {
 
 struct ddl_schema {
     std::vector<ddl_table> tables;
+    std::unordered_map<std::string, std::size_t> index;  ///< Folded name → position in tables.
+
+    void add(ddl_table table) {
+        index.emplace(fold(table.name), tables.size());
+        tables.push_back(std::move(table));
+    }
 };
 
 inline std::optional<std::size_t> ddl_find_table(const ddl_schema& schema, std::string_view name) {
-    for (std::size_t i = 0; i < schema.tables.size(); ++i)
-        if (iequals(schema.tables[i].name, name)) return i;
-    return std::nullopt;
+    const auto it = schema.index.find(fold(name));
+    if (it == schema.index.end()) return std::nullopt;
+    return it->second;
 }
 
 inline std::optional<std::size_t> ddl_find_column(const ddl_table& table, std::string_view name) {
@@ -417,7 +424,7 @@ class ddl_parser {
     /// `a.b.c` as its parts.
     std::vector<std::string> parse_name_parts(std::string_view what) {
         std::vector<std::string> parts{expect_ident(what)};
-        while (accept_sym(".")) parts.push_back(expect_ident(fmt::format("a name after '.'")));
+        while (accept_sym(".")) parts.push_back(expect_ident("a name after '.'"));
         return parts;
     }
     /// `[catalog.][schema.]name`, keeping only the name.
@@ -546,7 +553,7 @@ class ddl_parser {
             fail(table.line, fmt::format("duplicate table '{}' (first declared at line {})",
                                          table.name, schema_.tables[*existing].line));
         }
-        schema_.tables.push_back(std::move(table));
+        schema_.add(std::move(table));
     }
 
     void parse_table_elements(ddl_table& table, std::size_t open_line) {
