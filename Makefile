@@ -3,7 +3,7 @@
 PYTHON ?= python3
 BUILD ?= build/cmake
 JOBS ?= 2
-PY_SOURCES := python tests/python scripts examples/python
+PY_SOURCES := python tests/python examples/python
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
 .PHONY: deps install demo test test-cpp test-python lint format

@@ -1,3 +1,4 @@
+#include <tabret/io/file.hpp>
 #include <tabret/io/sqlite.hpp>
 
 #include <fstream>
@@ -19,18 +20,6 @@ void exec(const std::filesystem::path& path, const char* sql) {
     INFO(msg);
     REQUIRE(rc == SQLITE_OK);
 }
-
-constexpr const char* school_sql = R"(
-CREATE TABLE "Student" (student_id INTEGER PRIMARY KEY, "full name" TEXT NOT NULL);
-CREATE TABLE course (dept TEXT, num INTEGER, title VARCHAR(80), PRIMARY KEY (dept, num));
-CREATE TABLE enrolment (
-  student_id INTEGER REFERENCES Student,
-  dept TEXT, num INTEGER, grade REAL,
-  FOREIGN KEY (dept, num) REFERENCES course (dept, num),
-  PRIMARY KEY (student_id, dept, num));
-CREATE INDEX enrolment_grade ON enrolment(grade);
-CREATE VIEW honours AS SELECT * FROM enrolment WHERE grade > 3.5;
-)";
 
 /// The catalog the file above must produce, built by hand.
 catalog expected_school() {
@@ -62,7 +51,7 @@ catalog expected_school() {
 TEST_CASE("a SQLite file with foreign keys round-trips into the catalog exactly", "[sqlite]") {
     test::temp_dir dir;
     const auto path = dir.path() / "school.db";
-    exec(path, school_sql);
+    exec(path, read_text_file(test::fixture("sqlite/school.sql")).c_str());
     const auto cat = load_sqlite(path);
     CHECK(cat == expected_school());
     CHECK(load_sqlite(path, "campus").database(0).name == "campus");

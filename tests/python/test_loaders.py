@@ -7,17 +7,10 @@ from pathlib import Path
 import pytest
 
 import tabret
+from conftest import FIXTURES
 from tabret import Catalog
 
-SCHOOL_SQL = """
-CREATE TABLE "Student" (student_id INTEGER PRIMARY KEY, "full name" TEXT NOT NULL);
-CREATE TABLE course (dept TEXT, num INTEGER, title VARCHAR(80), PRIMARY KEY (dept, num));
-CREATE TABLE enrolment (
-  student_id INTEGER REFERENCES Student,
-  dept TEXT, num INTEGER, grade REAL,
-  FOREIGN KEY (dept, num) REFERENCES course (dept, num),
-  PRIMARY KEY (student_id, dept, num));
-"""
+SCHOOL_SQL = (FIXTURES / "sqlite" / "school.sql").read_text()
 
 
 def make_sqlite(path: Path, sql: str = SCHOOL_SQL) -> Path:
