@@ -9,4 +9,6 @@ PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
     tabret::bindings::register_errors(m);
     tabret::bindings::register_catalog(m);
     tabret::bindings::register_io(m);
+    tabret::bindings::register_index(m);
+    tabret::bindings::register_retrieval(m);
 }

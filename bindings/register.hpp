@@ -1,6 +1,10 @@
 #pragma once
 // One register_* function per family; module.cpp calls them in dependency order.
 
+#include <tabret/embedding/callback_embedder.hpp>
+
+#include <string>
+
 #include <pybind11/pybind11.h>
 
 namespace tabret::bindings {
@@ -8,5 +12,10 @@ namespace tabret::bindings {
 void register_errors(pybind11::module_& m);
 void register_catalog(pybind11::module_& m);
 void register_io(pybind11::module_& m);
+void register_index(pybind11::module_& m);
+void register_retrieval(pybind11::module_& m);
+
+/// A HashingEmbedder (used without the GIL) or a Python callable, as one C++ embedder type.
+callback_embedder to_embedder(const pybind11::object& embed, const std::string& name);
 
 }  // namespace tabret::bindings

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from tabret._core import Error
 from tabret.catalog import Catalog
@@ -56,6 +57,49 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _embedder_arg(name: str) -> object:
+    from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
+
+    if name == "hashing":
+        return HashingEmbedder()
+    return SentenceTransformerEmbedder(name)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from tabret.benchmarks import load_benchmark
+    from tabret.eval import evaluate, format_table
+    from tabret.index import DenseRetriever, TableIndex
+
+    command = "tabret " + " ".join(args.argv)
+    print(f"$ {command}\n", flush=True)
+    bench = load_benchmark(args.benchmark, Path(args.data_dir) if args.data_dir else None)
+    embedder = _embedder_arg(args.embedder)
+    index = TableIndex.build(
+        bench.catalog, embedder, format=args.format, columns=False, progress=not args.quiet
+    )  # type: ignore[arg-type]
+    results = []
+    for method in args.method:
+        retriever = DenseRetriever(index, hybrid=method == "hybrid")
+        res = evaluate(
+            retriever.retrieve,
+            bench,
+            args.k,
+            method=method,
+            embedder=index.embedder_name,
+            progress=not args.quiet,
+        )
+        res.command = command
+        results.append(res)
+    if args.json:
+        print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
+    else:
+        print(format_table(results))
+        print(f"\n{bench.source}; {len(bench.questions)} questions, {bench.catalog!r}")
+    if args.output:
+        Path(args.output).write_text(json.dumps([r.to_json() for r in results], indent=1))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabret", description="Table retrieval for text-to-SQL over large catalogs."
@@ -76,13 +120,56 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=int, default=5, help="questions to show (default: 5)")
     p.set_defaults(func=_cmd_demo)
+    p = sub.add_parser(
+        "eval",
+        help="evaluate retrieval methods on a benchmark (prints k= and r@ per k)",
+        description="Builds an index over the benchmark's catalog with the embedder, runs each "
+        "method over every question and prints complete recall (k=) and recall (r@) in percent.",
+    )
+    p.add_argument(
+        "--benchmark",
+        required=True,
+        choices=["spider-union", "bird-union", "demo"],
+        help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
+        "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
+        "demo: the bundled demo catalog",
+    )
+    p.add_argument(
+        "--method",
+        nargs="+",
+        default=["single-hop"],
+        choices=["single-hop", "hybrid"],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF)",
+    )
+    p.add_argument(
+        "--embedder",
+        default="all-MiniLM-L6-v2",
+        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
+        "(default: all-MiniLM-L6-v2, offline)",
+    )
+    p.add_argument(
+        "--format",
+        default="signature",
+        choices=["signature", "words", "ddl"],
+        help="table serialisation that is embedded (default: signature, db.table(cols))",
+    )
+    p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    p.add_argument(
+        "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
+    )
+    p.add_argument("--output", metavar="FILE.json", help="write results with per-question ranks")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_eval)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return int(args.func(args))
-    except (Error, FileNotFoundError) as err:
+    except (Error, FileNotFoundError, ValueError) as err:
         print(f"tabret: error: {err}", file=sys.stderr)
         return 1

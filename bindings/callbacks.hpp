@@ -1,0 +1,72 @@
+#pragma once
+// GIL-aware adapters from Python callables to tabret's batch-shaped C++ callbacks. Each adapter
+// is called from C++ with the GIL released: it takes the GIL once per batch, converts and checks
+// the answer, and copies it out before releasing the GIL again. A Python exception propagates as
+// py::error_already_set and reaches the caller with its original type.
+
+#include <tabret/embedding/callback_embedder.hpp>
+#include <tabret/index/table_index.hpp>
+
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+namespace tabret::bindings {
+
+/// Holds a Python object and drops its reference under the GIL, whichever thread ends it.
+inline std::shared_ptr<pybind11::object> keep(pybind11::object obj) {
+    return {new pybind11::object(std::move(obj)), [](pybind11::object* p) {
+                pybind11::gil_scoped_acquire gil;
+                delete p;
+            }};
+}
+
+/// Converts a Python answer to an n×d float32 matrix; TypeError for anything not 2-D numeric.
+inline matrix to_matrix(const pybind11::handle& result, const std::string& who) {
+    namespace py = pybind11;
+    py::array_t<float, py::array::c_style | py::array::forcecast> arr;
+    try {
+        arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
+    } catch (py::error_already_set&) {
+        arr = {};
+    }
+    if (!arr || arr.ndim() != 2)
+        throw py::type_error(who + " must return a 2-D array of floats (texts × dim), got " +
+                             py::repr(py::type::of(result)).cast<std::string>() +
+                             (arr ? " with " + std::to_string(arr.ndim()) + " dimensions" : ""));
+    matrix m(arr.shape(0), arr.shape(1));
+    if (m.size() > 0) std::memcpy(m.data(), arr.data(), sizeof(float) * static_cast<std::size_t>(m.size()));
+    return m;
+}
+
+/// A Python callable `list[str] -> array` as an embed_fn.
+inline embed_fn python_embed_fn(pybind11::object fn) {
+    auto held = keep(std::move(fn));
+    return [held](std::span<const std::string> texts) {
+        pybind11::gil_scoped_acquire gil;
+        pybind11::list batch(texts.size());
+        for (std::size_t i = 0; i < texts.size(); ++i) batch[i] = pybind11::str(texts[i]);
+        return to_matrix((*held)(batch), "the embedder");
+    };
+}
+
+/// A Python callable `(stage, done, total) -> None` as a progress_fn; also polls Ctrl-C.
+inline progress_fn python_progress_fn(pybind11::object fn) {
+    if (fn.is_none())
+        return [](std::string_view, std::size_t, std::size_t) {
+            pybind11::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
+        };
+    auto held = keep(std::move(fn));
+    return [held](std::string_view stage, std::size_t done, std::size_t total) {
+        pybind11::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
+        (*held)(std::string(stage), done, total);
+    };
+}
+
+}  // namespace tabret::bindings

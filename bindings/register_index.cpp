@@ -1,0 +1,120 @@
+// Embedders and the table index.
+#include <tabret/embedding/hashing_embedder.hpp>
+#include <tabret/index/table_index.hpp>
+
+#include <pybind11/eigen.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "callbacks.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+table_format to_format(const std::string& s) {
+    if (s == "signature") return table_format::signature;
+    if (s == "words") return table_format::words;
+    if (s == "ddl") return table_format::ddl;
+    throw py::value_error("format must be 'signature', 'words' or 'ddl', not '" + s + "'");
+}
+
+name_style to_names(const std::string& s) {
+    if (s == "natural") return name_style::natural;
+    if (s == "original") return name_style::original;
+    throw py::value_error("names must be 'natural' or 'original', not '" + s + "'");
+}
+
+index_kind to_kind(const std::string& s) {
+    if (s == "exact") return index_kind::exact;
+    if (s == "hnsw") return index_kind::hnsw;
+    throw py::value_error("kind must be 'exact' or 'hnsw', not '" + s + "'");
+}
+
+}  // namespace
+
+callback_embedder to_embedder(const py::object& embed, const std::string& name) {
+    if (py::isinstance<hashing_embedder>(embed)) {
+        const auto h = embed.cast<hashing_embedder>();  // a copy: used without the GIL
+        return {[h](std::span<const std::string> texts) { return h.embed(texts); }, name};
+    }
+    if (!PyCallable_Check(embed.ptr()))
+        throw py::type_error("embedder must be a HashingEmbedder or a callable list[str] -> array");
+    return {python_embed_fn(embed), name};
+}
+
+void register_index(py::module_& m) {
+    py::class_<hashing_embedder>(m, "HashingEmbedder",
+                                 "Model-free embedder: hashed words, word pairs, char n-grams.")
+        .def(py::init([](std::size_t dim, std::size_t char_ngram, float word_weight,
+                         float bigram_weight, float char_weight) {
+                 return hashing_embedder(
+                     {dim, char_ngram, word_weight, bigram_weight, char_weight});
+             }),
+             py::arg("dim") = 1024, py::arg("char_ngram") = 3, py::arg("word_weight") = 1.0f,
+             py::arg("bigram_weight") = 0.25f, py::arg("char_weight") = 1.0f)
+        .def("embed", &hashing_embedder::embed, py::arg("texts"),
+             py::call_guard<py::gil_scoped_release>())
+        .def("__call__", &hashing_embedder::embed, py::arg("texts"),
+             py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly("dim", &hashing_embedder::dim)
+        .def_property_readonly("name", &hashing_embedder::name)
+        .def("__repr__", [](const hashing_embedder& e) { return "HashingEmbedder(" + e.name() + ")"; });
+
+    py::class_<table_index, std::shared_ptr<table_index>>(m, "TableIndex")
+        .def_static(
+            "build",
+            [](const catalog& cat, const py::object& embed, const std::string& name,
+               const std::string& format, const std::string& names, bool columns,
+               const std::string& kind, std::size_t hnsw_m, std::size_t ef_construction,
+               std::size_t ef_search, std::size_t batch_size, const py::object& progress) {
+                table_index_options o;
+                o.format = to_format(format);
+                o.names = to_names(names);
+                o.columns = columns;
+                o.kind = to_kind(kind);
+                o.hnsw.m = hnsw_m;
+                o.hnsw.ef_construction = ef_construction;
+                o.hnsw.ef_search = ef_search;
+                o.batch_size = batch_size;
+                auto embedder = to_embedder(embed, name);
+                auto report = python_progress_fn(progress);
+                py::gil_scoped_release release;
+                return std::make_shared<table_index>(
+                    table_index::build(cat, embedder, name, o, report));
+            },
+            py::arg("catalog"), py::arg("embed"), py::arg("embedder_name"),
+            py::arg("format") = "signature", py::arg("names") = "natural",
+            py::arg("columns") = true, py::arg("kind") = "exact", py::arg("hnsw_m") = 16,
+            py::arg("ef_construction") = 200, py::arg("ef_search") = 64,
+            py::arg("batch_size") = 512, py::arg("progress") = py::none())
+        .def_static(
+            "load",
+            [](const std::filesystem::path& dir) {
+                return std::make_shared<table_index>(table_index::load(dir));
+            },
+            py::arg("path"), py::call_guard<py::gil_scoped_release>())
+        .def("save", &table_index::save, py::arg("path"), py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly("catalog", &table_index::catalog)
+        .def_property_readonly("embedder_name", &table_index::embedder_name)
+        .def_property_readonly("dim", &table_index::dim)
+        .def_property_readonly("has_columns", &table_index::has_columns)
+        .def_property_readonly("kind", [](const table_index& i) {
+            return std::string(detail::to_string(i.options().kind));
+        })
+        .def_property_readonly("format", [](const table_index& i) {
+            return std::string(detail::to_string(i.options().format));
+        })
+        .def_property_readonly("names", [](const table_index& i) {
+            return std::string(detail::to_string(i.options().names));
+        })
+        .def("table_text", &table_index::table_text, py::arg("table"))
+        .def_property_readonly("table_vectors",
+                               [](const table_index& i) { return i.tables().vectors(); })
+        .def_property_readonly("column_vectors",
+                               [](const table_index& i) { return i.columns().vectors(); });
+}
+
+}  // namespace tabret::bindings

@@ -1,0 +1,91 @@
+// Retrieval results, retrievers and metrics.
+#include <tabret/eval/metrics.hpp>
+#include <tabret/retrieval/dense_retriever.hpp>
+
+#include <memory>
+
+#include "callbacks.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+fusion_mode to_fusion(const std::string& s) {
+    if (s == "rrf") return fusion_mode::rrf;
+    if (s == "weighted") return fusion_mode::weighted;
+    throw py::value_error("fusion must be 'rrf' or 'weighted', not '" + s + "'");
+}
+
+/// Owns what a dense_retriever refers to, so Python can hold it alone.
+struct py_dense_retriever {
+    py_dense_retriever(std::shared_ptr<const table_index> i, callback_embedder e, dense_options o)
+        : index(std::move(i)), embedder(std::move(e)), retriever(*index, embedder, o) {}
+    std::shared_ptr<const table_index> index;
+    callback_embedder embedder;
+    dense_retriever<callback_embedder> retriever;
+};
+
+}  // namespace
+
+void register_retrieval(py::module_& m) {
+    py::class_<scored_table>(m, "ScoredTable")
+        .def_readonly("table", &scored_table::table)
+        .def_readonly("score", &scored_table::score);
+    py::class_<scored_column>(m, "ScoredColumn")
+        .def_readonly("column", &scored_column::column)
+        .def_readonly("score", &scored_column::score);
+    py::class_<trace_entry>(m, "TraceEntry")
+        .def_readonly("table", &trace_entry::table)
+        .def_readonly("step", &trace_entry::step)
+        .def_readonly("query", &trace_entry::query)
+        .def_readonly("score", &trace_entry::score);
+    py::class_<retrieval>(m, "Retrieval")
+        .def_readonly("tables", &retrieval::tables)
+        .def_readonly("columns", &retrieval::columns)
+        .def_readonly("cut", &retrieval::cut)
+        .def_readonly("trace", &retrieval::trace);
+
+    py::class_<py_dense_retriever, std::shared_ptr<py_dense_retriever>>(m, "DenseRetriever")
+        .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+                         const std::string& name, bool hybrid, const std::string& fusion,
+                         double alpha, std::size_t fusion_depth) {
+                 dense_options o;
+                 o.hybrid = hybrid;
+                 o.fusion.mode = to_fusion(fusion);
+                 o.fusion.alpha = alpha;
+                 o.fusion_depth = fusion_depth;
+                 return std::make_shared<py_dense_retriever>(std::move(index),
+                                                             to_embedder(embed, name), o);
+             }),
+             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
+             py::arg("hybrid") = false, py::arg("fusion") = "rrf", py::arg("alpha") = 0.5,
+             py::arg("fusion_depth") = 100)
+        .def(
+            "retrieve",
+            [](const py_dense_retriever& r, const std::vector<std::string>& questions,
+               std::size_t k, std::size_t k_columns) {
+                return r.retriever.retrieve(questions, {k, k_columns});
+            },
+            py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
+            py::call_guard<py::gil_scoped_release>());
+
+    m.def(
+        "recall_at",
+        [](const std::vector<std::uint32_t>& ranked, const std::vector<std::uint32_t>& gold,
+           std::size_t k) {
+            return recall_at<std::uint32_t>(ranked, gold, k);
+        },
+        py::arg("ranked"), py::arg("gold"), py::arg("k"));
+    m.def(
+        "complete_recall_at",
+        [](const std::vector<std::uint32_t>& ranked, const std::vector<std::uint32_t>& gold,
+           std::size_t k) {
+            return complete_recall_at<std::uint32_t>(ranked, gold, k);
+        },
+        py::arg("ranked"), py::arg("gold"), py::arg("k"));
+}
+
+}  // namespace tabret::bindings

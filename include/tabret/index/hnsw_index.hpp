@@ -1,0 +1,518 @@
+#pragma once
+/// @file index/hnsw_index.hpp
+/// @brief Approximate inner-product search on hnswlib's HNSW graph, with checked save and load.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+// Debian's hnswlib 0.6.2 defines non-inline functions and globals (cpuid, AVXCapable, the SIMD
+// distance pointers) when its SIMD code is on, which breaks linking as soon as two translation
+// units include it. With NO_MANUAL_VECTORIZATION it is a clean header; tabret supplies its own
+// inner-product space (below), whose dot product the compiler vectorises.
+#ifndef NO_MANUAL_VECTORIZATION
+#define NO_MANUAL_VECTORIZATION
+#define TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
+#endif
+#include <hnswlib/hnswlib.h>
+#ifdef TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
+#undef NO_MANUAL_VECTORIZATION
+#undef TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
+#endif
+
+#include "tabret/embedding/matrix.hpp"
+#include "tabret/error.hpp"
+#include "tabret/index/top_k.hpp"
+#include "tabret/index/vector_index.hpp"
+#include "tabret/io/file.hpp"
+
+namespace tabret {
+
+/// Parameters of an HNSW graph (hnswlib's names: M, ef_construction, ef).
+struct hnsw_params {
+    std::size_t m = 16;                 ///< links per node and layer (2m on the base layer), >= 2
+    std::size_t ef_construction = 200;  ///< candidate list while building, >= 1
+    std::size_t ef_search = 64;         ///< candidate list while searching (raised to k), >= 1
+    std::size_t seed = 100;             ///< seed of the level generator
+    std::size_t threads = 0;            ///< build threads; 0 = std::thread::hardware_concurrency
+};
+
+namespace detail {
+
+using hnsw_graph = hnswlib::HierarchicalNSW<float>;
+
+/// Inner product with eight independent partial sums (vectorised by the compiler at -O2).
+inline float dot(const float* a, const float* b, std::size_t d) noexcept {
+    float acc[8] = {};
+    std::size_t i = 0;
+    for (; i + 8 <= d; i += 8)
+        for (std::size_t j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < d; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+/// hnswlib space with distance 1 − inner product (as hnswlib's InnerProductSpace).
+class hnsw_space final : public hnswlib::SpaceInterface<float> {
+  public:
+    explicit hnsw_space(std::size_t dim) : dim_(dim) {}
+    std::size_t get_data_size() override { return dim_ * sizeof(float); }
+    hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
+    void* get_dist_func_param() override { return &dim_; }
+    [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
+
+  private:
+    static float distance(const void* a, const void* b, const void* dim) {
+        return 1.0f - dot(static_cast<const float*>(a), static_cast<const float*>(b),
+                          *static_cast<const std::size_t*>(dim));
+    }
+    std::size_t dim_;
+};
+
+/**
+ * @brief Runs fn(i) for i in [begin, end) on @p threads threads (0 = hardware concurrency),
+ * the calling thread included. The first exception stops the remaining work and is rethrown
+ * after every thread has joined.
+ */
+template <class F>
+void parallel_for(std::size_t begin, std::size_t end, std::size_t threads, const F& fn) {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min(threads, end > begin ? end - begin : 0);
+    if (threads <= 1) {
+        for (std::size_t i = begin; i < end; ++i) fn(i);
+        return;
+    }
+    std::atomic<std::size_t> next{begin};
+    std::atomic<bool> failed{false};
+    std::exception_ptr first_error;
+    std::mutex error_mutex;
+    auto worker = [&] {
+        for (std::size_t i = next++; i < end && !failed; i = next++) {
+            try {
+                fn(i);
+            } catch (...) {
+                const std::lock_guard lock(error_mutex);
+                if (!first_error) first_error = std::current_exception();
+                failed = true;
+            }
+        }
+    };
+    {
+        std::vector<std::jthread> pool;  // joins on scope exit, also if a thread fails to start
+        pool.reserve(threads - 1);
+        for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+        worker();
+    }
+    if (first_error) std::rethrow_exception(first_error);
+}
+
+/// Bytes of the header of an hnswlib 0.6.2 index file (13 fields).
+inline constexpr std::size_t hnsw_header_bytes = 96;
+
+/// Size of the file hnswlib 0.6.2's saveIndex writes for @p g.
+inline std::size_t hnsw_file_size(const hnsw_graph& g) {
+    std::size_t size = hnsw_header_bytes + g.cur_element_count * g.size_data_per_element_;
+    for (std::size_t i = 0; i < g.cur_element_count; ++i)
+        size +=
+            sizeof(std::uint32_t) +
+            static_cast<std::size_t>(std::max(0, g.element_levels_[i])) * g.size_links_per_element_;
+    return size;
+}
+
+/// Flushes a written file to disk. @throws io_error naming the path.
+inline void fsync_file(const std::filesystem::path& path) {
+    const fd_guard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    if (guard.fd < 0 || ::fsync(guard.fd) != 0)
+        throw io_error(fmt::format("{}: fsync failed: {}", path.string(), std::strerror(errno)));
+}
+
+/**
+ * @brief Structural check of an hnswlib 0.6.2 index file before hnswlib reads it: header
+ * fields against the expected dimension, every size against the file size, every link against
+ * the element count and levels, labels a permutation of 0..n-1, vectors finite, nothing
+ * deleted. A file that passes cannot make loadIndex or searchKnn read out of bounds.
+ */
+class hnsw_file_check {
+  public:
+    static constexpr std::size_t header_bytes = hnsw_header_bytes;
+
+    hnsw_file_check(std::string_view bytes, std::size_t dim, const std::filesystem::path& path)
+        : bytes_(bytes), dim_(dim), path_(path) {}
+
+    /// Runs every check; returns the number of elements. @throws io_error naming the path.
+    std::size_t run() {
+        read_header();
+        check_layout();
+        walk_link_lists();
+        if (count_ > 0) check_entry_point();
+        std::vector<bool> seen(count_, false);
+        for (std::size_t i = 0; i < count_; ++i) check_element(i, seen);
+        return count_;
+    }
+
+  private:
+    [[noreturn]] void fail(std::string_view what) const {
+        throw io_error(fmt::format("{}: not a valid HNSW index: {}", path_.string(), what));
+    }
+
+    template <class T>
+    T pod(std::size_t offset) const {
+        T value;
+        std::memcpy(&value, bytes_.data() + offset, sizeof(T));
+        return value;
+    }
+
+    void read_header() {
+        if (bytes_.size() < header_bytes) fail("file shorter than the header");
+        offset_level0_ = pod<std::size_t>(0);
+        max_elements_ = pod<std::size_t>(8);
+        count_ = pod<std::size_t>(16);
+        size_per_element_ = pod<std::size_t>(24);
+        label_offset_ = pod<std::size_t>(32);
+        offset_data_ = pod<std::size_t>(40);
+        max_level_ = pod<int>(48);
+        enter_point_ = pod<std::uint32_t>(52);
+        max_m_ = pod<std::size_t>(56);
+        max_m0_ = pod<std::size_t>(64);
+        m_ = pod<std::size_t>(72);
+    }
+
+    void check_layout() const {
+        if (offset_level0_ != 0) fail("bad level-0 offset");
+        if (m_ < 1 || m_ > 10000 || max_m_ != m_ || max_m0_ != 2 * m_)
+            fail(fmt::format("bad graph degree M={}", m_));
+        if (dim_ > (std::size_t{1} << 40)) fail(fmt::format("dimension {} too large", dim_));
+        if (offset_data_ != links_bytes(max_m0_)) fail("bad data offset");
+        if (label_offset_ < offset_data_ || (label_offset_ - offset_data_) % sizeof(float) != 0 ||
+            label_offset_ - offset_data_ != dim_ * sizeof(float))
+            fail(fmt::format("vectors of {} bytes, expected dimension {}",
+                             label_offset_ - std::min(label_offset_, offset_data_), dim_));
+        if (size_per_element_ != label_offset_ + sizeof(hnswlib::labeltype))
+            fail("bad element size");
+        if (count_ > max_elements_ || count_ > std::numeric_limits<item_id>::max())
+            fail(fmt::format("bad element count {}", count_));
+        if (count_ > (bytes_.size() - header_bytes) / size_per_element_)
+            fail(fmt::format("{} elements do not fit in {} bytes", count_, bytes_.size()));
+    }
+
+    static std::size_t links_bytes(std::size_t max_links) {
+        return max_links * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
+    }
+
+    void walk_link_lists() {
+        const std::size_t per_level = links_bytes(max_m_);
+        std::size_t pos = header_bytes + count_ * size_per_element_;
+        levels_.resize(count_);
+        link_offsets_.resize(count_);
+        for (std::size_t i = 0; i < count_; ++i) {
+            if (bytes_.size() - pos < sizeof(std::uint32_t)) fail("truncated link lists");
+            const auto size = pod<std::uint32_t>(pos);
+            pos += sizeof(std::uint32_t);
+            if (size % per_level != 0 || size > bytes_.size() - pos)
+                fail(fmt::format("bad link list size of element {}", i));
+            levels_[i] = size / per_level;
+            link_offsets_[i] = pos;
+            pos += size;
+        }
+        if (pos != bytes_.size()) fail("trailing bytes after the link lists");
+    }
+
+    void check_entry_point() const {
+        if (max_level_ < 0 || enter_point_ >= count_ ||
+            levels_[enter_point_] != static_cast<std::size_t>(max_level_))
+            fail("bad entry point");
+        for (const auto level : levels_)
+            if (level > static_cast<std::size_t>(max_level_)) fail("level above the top level");
+    }
+
+    /// One link list at @p offset: count <= max_links, each link an element of level >= level.
+    void check_links(std::size_t offset, std::size_t max_links, std::size_t level,
+                     std::size_t element) const {
+        const auto n = pod<std::uint16_t>(offset);
+        if (n > max_links) fail(fmt::format("element {} has {} links", element, n));
+        for (std::size_t j = 0; j < n; ++j) {
+            const auto to = pod<hnswlib::tableint>(offset + sizeof(hnswlib::linklistsizeint) +
+                                                   j * sizeof(hnswlib::tableint));
+            if (to >= count_ || levels_[to] < level)
+                fail(fmt::format("element {} links to a bad element {}", element, to));
+        }
+    }
+
+    void check_element(std::size_t i, std::vector<bool>& seen) const {
+        const std::size_t base = header_bytes + i * size_per_element_;
+        if (pod<std::uint8_t>(base + 2) != 0) fail(fmt::format("element {} is deleted", i));
+        check_links(base, max_m0_, 0, i);
+        for (std::size_t level = 1; level <= levels_[i]; ++level)
+            check_links(link_offsets_[i] + (level - 1) * links_bytes(max_m_), max_m_, level, i);
+        const auto label = pod<hnswlib::labeltype>(base + label_offset_);
+        if (label >= count_ || seen[label]) fail(fmt::format("element {} has a bad label", i));
+        seen[label] = true;
+        for (std::size_t j = 0; j < dim_; ++j)
+            if (!std::isfinite(pod<float>(base + offset_data_ + j * sizeof(float))))
+                fail(fmt::format("element {} has NaN or infinity", i));
+    }
+
+    std::string_view bytes_;
+    std::size_t dim_;
+    const std::filesystem::path& path_;
+    std::size_t offset_level0_ = 0, max_elements_ = 0, count_ = 0, size_per_element_ = 0;
+    std::size_t label_offset_ = 0, offset_data_ = 0, max_m_ = 0, max_m0_ = 0, m_ = 0;
+    int max_level_ = -1;
+    std::uint32_t enter_point_ = 0;
+    std::vector<std::size_t> levels_;
+    std::vector<std::size_t> link_offsets_;
+};
+
+/** @brief @throws tabret::error naming the first invalid field of @p p. */
+inline void check_hnsw_params(const hnsw_params& p) {
+    if (p.m < 2 || p.m > 10000)
+        throw error(fmt::format("hnsw_params.m must be in [2, 10000], got {}", p.m));
+    if (p.ef_construction == 0) throw error("hnsw_params.ef_construction must be positive");
+    if (p.ef_search == 0) throw error("hnsw_params.ef_search must be positive");
+}
+
+}  // namespace detail
+
+/**
+ * @brief Approximate top-k inner-product search over n vectors of dimension d (hnswlib HNSW).
+ *
+ * Rows are expected to be L2-normalised (then scores are cosines). hnswlib ranks by the
+ * distance 1 − inner product; returned scores are inner products recomputed from the stored
+ * vectors, so they are exact for the items found and equal to search_within()'s.
+ *
+ * Search width: hnswlib 0.6.2 searches with ef = max(ef_, k) inside searchKnn. ef_ is set to
+ * `ef_search` once, when the index is built or loaded, and never changed afterwards, so a k
+ * above ef_search widens the search by itself and concurrent searches need no lock.
+ *
+ * A built index is immutable: every const method is thread-safe. A moved-from index may only
+ * be destroyed or assigned to; its other methods throw tabret::error.
+ */
+class hnsw_index {
+  public:
+    /**
+     * @brief Builds the graph over the rows of @p vectors (row i gets item id i), inserting in
+     * parallel on `params.threads` threads. With more than one thread the graph depends on
+     * thread timing; use threads = 1 for a reproducible graph.
+     * @throws embedding_error if a row has NaN or infinity or the dimension is 0.
+     * @throws tabret::error if a parameter is invalid or hnswlib fails (e.g. out of memory).
+     * Not thread-safe with respect to @p vectors being modified concurrently.
+     */
+    explicit hnsw_index(const matrix& vectors, hnsw_params params = {}) : params_(params) {
+        detail::check_hnsw_params(params_);
+        const auto n = static_cast<std::size_t>(vectors.rows());
+        detail::check_item_count(n, "hnsw_index");
+        check_embeddings(vectors, n, 0, "hnsw_index");
+        if (vectors.cols() == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
+        space_ = std::make_unique<detail::hnsw_space>(static_cast<std::size_t>(vectors.cols()));
+        try {
+            index_ = std::make_unique<detail::hnsw_graph>(space_.get(), std::max<std::size_t>(n, 1),
+                                                          params_.m, params_.ef_construction,
+                                                          params_.seed);
+            const auto add = [&](std::size_t i) { index_->addPoint(vectors.row(i).data(), i); };
+            if (n > 0) add(0);  // the first point alone: it becomes the entry point
+            detail::parallel_for(1, n, params_.threads, add);
+        } catch (const std::exception& e) {
+            throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
+        }
+        finish();
+    }
+
+    hnsw_index(hnsw_index&&) noexcept = default;
+    hnsw_index& operator=(hnsw_index&&) noexcept = default;
+    hnsw_index(const hnsw_index&) = delete;
+    hnsw_index& operator=(const hnsw_index&) = delete;
+    ~hnsw_index() = default;
+
+    /** @brief Number of indexed vectors. Thread-safe. */
+    [[nodiscard]] std::size_t size() const noexcept { return internal_.size(); }
+
+    /** @brief Dimension of the indexed vectors. Thread-safe. */
+    [[nodiscard]] std::size_t dim() const noexcept { return space_ ? space_->dim() : 0; }
+
+    /** @brief The parameters (after load: M and ef_construction of the file). Thread-safe. */
+    [[nodiscard]] const hnsw_params& params() const noexcept { return params_; }
+
+    /**
+     * @brief For each query row, up to min(k, size()) approximate nearest items (largest inner
+     * product), best first (ties: smaller id first). Searches with ef = max(ef_search, k).
+     * @throws tabret::error if k == 0.
+     * @throws embedding_error if a query has the wrong dimension or a non-finite value.
+     * Thread-safe.
+     */
+    [[nodiscard]] std::vector<hits> search(const matrix& queries, std::size_t k) const {
+        check_usable();
+        detail::check_k(k);
+        detail::check_queries(queries, dim(), "hnsw_index");
+        std::vector<hits> result(static_cast<std::size_t>(queries.rows()));
+        if (size() == 0) return result;
+        for (std::size_t q = 0; q < result.size(); ++q) {
+            const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
+            auto found = index_->searchKnn(query, std::min(k, size()));
+            hits& row = result[q];
+            row.reserve(found.size());
+            for (; !found.empty(); found.pop()) {
+                const auto id = static_cast<item_id>(found.top().second);
+                row.push_back({id, detail::dot(query, vector_of(id), dim())});
+            }
+            std::sort(row.begin(), row.end(), detail::better_hit);
+        }
+        return result;
+    }
+
+    /**
+     * @brief Exact top-k among @p candidates (shared by all queries; duplicates count once):
+     * hnswlib 0.6.2 cannot filter a graph search, so this scores every candidate against the
+     * vectors stored in the graph. Cost: queries × candidates × dim.
+     * @throws tabret::error if k == 0 or a candidate id is out of range (naming the id).
+     * @throws embedding_error if a query has the wrong dimension or a non-finite value.
+     * Thread-safe.
+     */
+    [[nodiscard]] std::vector<hits> search_within(const matrix& queries,
+                                                  std::span<const item_id> candidates,
+                                                  std::size_t k) const {
+        check_usable();
+        detail::check_k(k);
+        detail::check_queries(queries, dim(), "hnsw_index");
+        const auto ids = detail::unique_candidates(candidates, size(), "hnsw_index");
+        std::vector<hits> result(static_cast<std::size_t>(queries.rows()));
+        for (std::size_t q = 0; q < result.size(); ++q) {
+            const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
+            hits row(ids.size());
+            for (std::size_t j = 0; j < ids.size(); ++j)
+                row[j] = {ids[j], detail::dot(query, vector_of(ids[j]), dim())};
+            result[q] = detail::select_top_k(std::move(row), k);
+        }
+        return result;
+    }
+
+    /** @brief The stored vector of item @p id (dim() floats). Thread-safe. */
+    [[nodiscard]] std::span<const float> vector(item_id id) const {
+        check_usable();
+        if (id >= size())
+            throw error(fmt::format("hnsw_index: item id {} out of range (the index has {} items)",
+                                    id, size()));
+        return {vector_of(id), dim()};
+    }
+
+    /**
+     * @brief Writes the graph to @p path atomically: hnswlib writes `path.tmp-<pid>`, the size
+     * is checked (hnswlib reports no write errors), the file is fsynced, then renamed.
+     * @throws io_error naming the path.
+     * Thread-safe with searches; two concurrent saves to the same path are not.
+     */
+    void save(const std::filesystem::path& path) const {
+        check_usable();
+        const std::filesystem::path tmp(fmt::format("{}.tmp-{}", path.string(), ::getpid()));
+        std::error_code ec;
+        try {
+            index_->saveIndex(tmp.string());
+            const auto expected = detail::hnsw_file_size(*index_);
+            const auto written = std::filesystem::file_size(tmp, ec);
+            if (ec || written != expected)
+                throw io_error(fmt::format("{}: cannot write the HNSW index ({} of {} bytes)",
+                                           tmp.string(), ec ? 0 : written, expected));
+            detail::fsync_file(tmp);
+        } catch (const io_error&) {
+            std::filesystem::remove(tmp, ec);
+            throw;
+        } catch (const std::exception& e) {
+            std::filesystem::remove(tmp, ec);
+            throw io_error(
+                fmt::format("{}: cannot write the HNSW index: {}", tmp.string(), e.what()));
+        }
+        std::filesystem::rename(tmp, path, ec);
+        if (ec) {
+            std::filesystem::remove(tmp, ec);
+            throw io_error(fmt::format("{}: cannot replace: {}", path.string(), ec.message()));
+        }
+    }
+
+    /**
+     * @brief Loads a graph written by save(). The file is checked structurally before hnswlib
+     * reads it (sizes, links, labels, finite vectors), so a truncated or corrupt file gives an
+     * error, not a crash. `ef_search` and `threads` come from @p params; M and ef_construction
+     * from the file.
+     * @throws io_error naming the path if it is missing, unreadable, corrupt, or of another
+     * dimension than @p dim.
+     * @throws tabret::error if @p params is invalid.
+     * Thread-safe (touches no shared state).
+     */
+    static hnsw_index load(const std::filesystem::path& path, std::size_t dim,
+                           hnsw_params params = {}) {
+        detail::check_hnsw_params(params);
+        if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
+        const std::string bytes = read_text_file(path);
+        const std::size_t n = detail::hnsw_file_check(bytes, dim, path).run();
+        auto space = std::make_unique<detail::hnsw_space>(dim);
+        std::unique_ptr<detail::hnsw_graph> graph;
+        try {
+            graph = std::make_unique<detail::hnsw_graph>(space.get(), path.string(), false,
+                                                         std::max<std::size_t>(n, 1));
+        } catch (const std::exception& e) {
+            throw io_error(
+                fmt::format("{}: cannot load the HNSW index: {}", path.string(), e.what()));
+        }
+        if (graph->cur_element_count != n)
+            throw io_error(fmt::format("{}: changed while loading", path.string()));
+        graph->num_deleted_ = 0;  // loadIndex leaves these uninitialised
+        graph->metric_distance_computations = 0;
+        graph->metric_hops = 0;
+        params.m = graph->M_;
+        params.ef_construction = graph->ef_construction_;
+        return hnsw_index(std::move(space), std::move(graph), params);
+    }
+
+  private:
+    hnsw_index(std::unique_ptr<detail::hnsw_space> space, std::unique_ptr<detail::hnsw_graph> graph,
+               hnsw_params params)
+        : space_(std::move(space)), index_(std::move(graph)), params_(params) {
+        finish();
+    }
+
+    /// Sets the search width once and maps row ids to hnswlib's internal ids.
+    void finish() {
+        index_->setEf(params_.ef_search);
+        internal_.resize(index_->cur_element_count);
+        for (std::size_t i = 0; i < internal_.size(); ++i)
+            internal_[index_->getExternalLabel(static_cast<hnswlib::tableint>(i))] =
+                static_cast<hnswlib::tableint>(i);
+    }
+
+    void check_usable() const {
+        if (!index_) throw error("hnsw_index: used after move");
+    }
+
+    const float* vector_of(item_id id) const {
+        return reinterpret_cast<const float*>(index_->getDataByInternalId(internal_[id]));
+    }
+
+    std::unique_ptr<detail::hnsw_space> space_;  // first: the graph points into it
+    std::unique_ptr<detail::hnsw_graph> index_;
+    std::vector<hnswlib::tableint> internal_;  // row id -> hnswlib internal id
+    hnsw_params params_;
+};
+
+static_assert(VectorIndex<hnsw_index>);
+
+}  // namespace tabret

@@ -1,0 +1,340 @@
+#pragma once
+/// @file index/table_index.hpp
+/// @brief Catalog + table vectors + column vectors + BM25 (+ HNSW), built once, saved and loaded
+/// as one versioned, checksummed directory.
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tabret/catalog.hpp"
+#include "tabret/embedding/embedder.hpp"
+#include "tabret/index/bm25_index.hpp"
+#include "tabret/index/exact_index.hpp"
+#include "tabret/index/hnsw_index.hpp"
+#include "tabret/io/catalog_json.hpp"
+#include "tabret/io/checksum.hpp"
+#include "tabret/io/file.hpp"
+#include "tabret/io/json_reader.hpp"
+#include "tabret/serialize.hpp"
+
+namespace tabret {
+
+/// Which vector index answers unrestricted searches.
+enum class index_kind { exact, hnsw };
+
+struct table_index_options {
+    table_format format = table_format::signature;  ///< How a table is written for embedding.
+    name_style names = name_style::natural;
+    bool columns = true;    ///< Also embed one `db.table.column` per column.
+    index_kind kind = index_kind::exact;
+    hnsw_params hnsw{};     ///< Used when kind == hnsw.
+    std::size_t batch_size = 512;  ///< Texts per embedder call while building.
+};
+
+/// Progress while building: stage ("tables", "columns", "hnsw"), items done, items in stage.
+/// It may throw (e.g. a Python KeyboardInterrupt) to abandon the build.
+using progress_fn = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
+
+inline constexpr int table_index_version = 1;
+
+namespace detail {
+
+inline std::string_view to_string(index_kind k) { return k == index_kind::hnsw ? "hnsw" : "exact"; }
+inline std::string_view to_string(table_format f) {
+    return f == table_format::words ? "words" : f == table_format::ddl ? "ddl" : "signature";
+}
+inline std::string_view to_string(name_style s) {
+    return s == name_style::original ? "original" : "natural";
+}
+
+inline std::string matrix_bytes(const matrix& m) {
+    return {reinterpret_cast<const char*>(m.data()), static_cast<std::size_t>(m.size()) * sizeof(float)};
+}
+
+}  // namespace detail
+
+/**
+ * @brief Everything a retriever searches, for one catalog and one embedder. Immutable once
+ * built; every const method is thread-safe.
+ */
+class table_index {
+public:
+    /**
+     * @brief Embeds every table (and column) of @p cat with @p embedder, in batches of
+     * options.batch_size, reporting progress after each batch.
+     * @param embedder_name stored in the index; a query embedder must match it.
+     * @throws error for an empty catalog; embedding_error for a bad embedder answer; whatever
+     * @p progress throws.
+     */
+    template <Embedder E>
+    static table_index build(catalog cat, const E& embedder, std::string embedder_name,
+                             table_index_options options = {}, const progress_fn& progress = {}) {
+        if (cat.tables().empty()) throw error("cannot build an index over a catalog with no tables");
+        if (options.batch_size == 0) throw error("batch_size must be positive");
+        table_index index(std::move(cat), std::move(embedder_name), options);
+        const auto table_texts = index.texts_of_tables();
+        index.tables_ = exact_index(embed_all(embedder, table_texts, 0, options, "tables", progress));
+        index.dim_ = index.tables_.dim();
+        if (options.columns && !index.catalog_.columns().empty())
+            index.columns_ = exact_index(embed_all(embedder, index.texts_of_columns(), index.dim_,
+                                                   options, "columns", progress));
+        index.bm25_ = bm25_index(table_texts);
+        if (options.kind == index_kind::hnsw) index.build_hnsw(progress);
+        return index;
+    }
+
+    [[nodiscard]] const class catalog& catalog() const noexcept { return catalog_; }
+    [[nodiscard]] const std::string& embedder_name() const noexcept { return embedder_name_; }
+    [[nodiscard]] const table_index_options& options() const noexcept { return options_; }
+    [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
+    [[nodiscard]] const exact_index& tables() const noexcept { return tables_; }
+    /// @throws error when the index was built without columns.
+    [[nodiscard]] const exact_index& columns() const {
+        if (!columns_) throw error("this index was built without column vectors");
+        return *columns_;
+    }
+    [[nodiscard]] bool has_columns() const noexcept { return columns_.has_value(); }
+    [[nodiscard]] const bm25_index& bm25() const noexcept { return bm25_; }
+
+    /// The text a table was embedded as.
+    [[nodiscard]] std::string table_text(table_id t) const {
+        return serialize_table(catalog_, t, options_.format, options_.names);
+    }
+
+    /** @brief Top-k tables per query row (HNSW when built with it, else exact). Thread-safe. */
+    [[nodiscard]] std::vector<hits> search_tables(const matrix& queries, std::size_t k) const {
+        return tables_hnsw_ ? tables_hnsw_->search(queries, k) : tables_.search(queries, k);
+    }
+    /** @brief Top-k columns per query row. Thread-safe. @throws error without columns. */
+    [[nodiscard]] std::vector<hits> search_columns(const matrix& queries, std::size_t k) const {
+        return columns_hnsw_ ? columns_hnsw_->search(queries, k) : columns().search(queries, k);
+    }
+
+    /**
+     * @brief Writes the index as a directory: manifest.json (format, version, options, embedder,
+     * per-file size and checksum), catalog.json, vector files, bm25.json and HNSW graphs.
+     * Everything is written into a temporary sibling directory and fsynced, then swapped in; an
+     * interrupted save leaves the previous index intact. @throws io_error.
+     */
+    void save(const std::filesystem::path& dir) const {
+        const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", dir.string(), ::getpid()));
+        std::filesystem::remove_all(tmp);
+        std::filesystem::create_directories(tmp);
+        try {
+            nlohmann::json files = nlohmann::json::object();
+            auto put = [&](const std::string& name, const std::string& data) {
+                write_file_atomic(tmp / name, data);
+                files[name] = {{"bytes", data.size()}, {"fnv1a64", detail::checksum_hex(data)}};
+            };
+            put("catalog.json", catalog_to_json(catalog_).dump(1));
+            put("tables.f32", detail::matrix_bytes(tables_.vectors()));
+            if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
+            put("bm25.json", bm25_.to_json().dump());
+            if (tables_hnsw_) put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
+            if (columns_hnsw_) put("columns.hnsw", hnsw_bytes(*columns_hnsw_, tmp / "columns.hnsw"));
+            write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
+            swap_in(tmp, dir);
+        } catch (...) {
+            std::error_code ec;
+            std::filesystem::remove_all(tmp, ec);
+            throw;
+        }
+    }
+
+    /**
+     * @brief Loads a directory written by save(). Every file's size and checksum is verified
+     * before it is parsed.
+     * @throws io_error for a missing directory or file, another format version, a size or
+     * checksum mismatch (corrupt file); parse_error / schema_error for a bad manifest.
+     */
+    static table_index load(const std::filesystem::path& dir) {
+        const auto manifest_path = dir / "manifest.json";
+        nlohmann::json doc;
+        try {
+            doc = nlohmann::json::parse(read_text_file(manifest_path));
+        } catch (const nlohmann::json::parse_error& e) {
+            throw parse_error(manifest_path.string(), 0, e.what());
+        }
+        const detail::json_reader r(doc, manifest_path.string(), "manifest");
+        if (r.str("format") != "tabret-index")
+            throw io_error(fmt::format("{}: not a tabret index (format '{}')",
+                                       manifest_path.string(), r.str("format")));
+        if (const auto v = r.integer("version"); v != table_index_version)
+            throw io_error(fmt::format(
+                "{}: index format version {} is not supported (this tabret reads version {}); "
+                "rebuild the index",
+                manifest_path.string(), v, table_index_version));
+        const auto files = r.get("files", nlohmann::json::value_t::object);
+        auto read = [&](const std::string& name) { return read_verified(dir, files, name); };
+
+        table_index index(catalog_from_json(nlohmann::json::parse(read("catalog.json")),
+                                            (dir / "catalog.json").string()),
+                          r.str("embedder"), options_from(r));
+        index.dim_ = static_cast<std::size_t>(r.integer("dim"));
+        index.tables_ = exact_index(read_matrix(dir, read("tables.f32"), "tables.f32",
+                                                index.catalog_.tables().size(), index.dim_));
+        if (files.contains("columns.f32"))
+            index.columns_ = exact_index(read_matrix(dir, read("columns.f32"), "columns.f32",
+                                                     index.catalog_.columns().size(), index.dim_));
+        index.bm25_ = bm25_index::from_json(nlohmann::json::parse(read("bm25.json")),
+                                            (dir / "bm25.json").string());
+        if (files.contains("tables.hnsw")) index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index);
+        if (files.contains("columns.hnsw")) index.columns_hnsw_ = load_hnsw(dir, files, "columns.hnsw", index);
+        return index;
+    }
+
+private:
+    table_index(class catalog cat, std::string embedder_name, table_index_options options)
+        : catalog_(std::move(cat)), embedder_name_(std::move(embedder_name)), options_(options) {}
+
+    std::vector<std::string> texts_of_tables() const {
+        std::vector<std::string> out;
+        out.reserve(catalog_.tables().size());
+        for (table_id t = 0; t < catalog_.tables().size(); ++t) out.push_back(table_text(t));
+        return out;
+    }
+    std::vector<std::string> texts_of_columns() const {
+        std::vector<std::string> out;
+        out.reserve(catalog_.columns().size());
+        for (column_id c = 0; c < catalog_.columns().size(); ++c)
+            out.push_back(serialize_column(catalog_, c, options_.names));
+        return out;
+    }
+
+    template <Embedder E>
+    static matrix embed_all(const E& embedder, const std::vector<std::string>& texts,
+                            std::size_t dim, const table_index_options& options,
+                            std::string_view stage, const progress_fn& progress) {
+        matrix out;
+        for (std::size_t begin = 0; begin < texts.size(); begin += options.batch_size) {
+            const auto n = std::min(options.batch_size, texts.size() - begin);
+            const auto part = embed_normalized(
+                embedder, std::span<const std::string>(texts).subspan(begin, n), dim);
+            if (begin == 0) {
+                dim = static_cast<std::size_t>(part.cols());
+                out.resize(static_cast<Eigen::Index>(texts.size()), part.cols());
+            }
+            out.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(n)) = part;
+            if (progress) progress(stage, begin + n, texts.size());
+        }
+        return out;
+    }
+
+    void build_hnsw(const progress_fn& progress) {
+        tables_hnsw_.emplace(tables_.vectors(), options_.hnsw);
+        if (progress) progress("hnsw", 1, columns_ ? 2 : 1);
+        if (columns_) {
+            columns_hnsw_.emplace(columns_->vectors(), options_.hnsw);
+            if (progress) progress("hnsw", 2, 2);
+        }
+    }
+
+    nlohmann::json manifest(const nlohmann::json& files) const {
+        return {{"format", "tabret-index"},
+                {"version", table_index_version},
+                {"embedder", embedder_name_},
+                {"dim", dim_},
+                {"table_format", detail::to_string(options_.format)},
+                {"names", detail::to_string(options_.names)},
+                {"kind", detail::to_string(options_.kind)},
+                {"hnsw",
+                 {{"m", options_.hnsw.m},
+                  {"ef_construction", options_.hnsw.ef_construction},
+                  {"ef_search", options_.hnsw.ef_search},
+                  {"seed", options_.hnsw.seed}}},
+                {"files", files}};
+    }
+
+    static table_index_options options_from(const detail::json_reader& r) {
+        table_index_options o;
+        const auto format = r.str("table_format");
+        o.format = format == "words" ? table_format::words
+                   : format == "ddl" ? table_format::ddl
+                                     : table_format::signature;
+        o.names = r.str("names") == "original" ? name_style::original : name_style::natural;
+        o.kind = r.str("kind") == "hnsw" ? index_kind::hnsw : index_kind::exact;
+        const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), "manifest.json",
+                                    "manifest.hnsw");
+        o.hnsw.m = static_cast<std::size_t>(h.integer("m"));
+        o.hnsw.ef_construction = static_cast<std::size_t>(h.integer("ef_construction"));
+        o.hnsw.ef_search = static_cast<std::size_t>(h.integer("ef_search"));
+        o.hnsw.seed = static_cast<std::size_t>(h.integer("seed"));
+        return o;
+    }
+
+    static std::string read_verified(const std::filesystem::path& dir, const nlohmann::json& files,
+                                     const std::string& name) {
+        const auto path = dir / name;
+        if (!files.contains(name))
+            throw io_error(fmt::format("{}: manifest lists no file '{}'", dir.string(), name));
+        const auto& entry = files.at(name);
+        std::string data = read_text_file(path);
+        if (!entry.contains("bytes") || entry["bytes"] != data.size())
+            throw io_error(fmt::format("{}: size {} does not match the manifest: the file is "
+                                       "truncated or corrupt",
+                                       path.string(), data.size()));
+        if (!entry.contains("fnv1a64") || entry["fnv1a64"] != detail::checksum_hex(data))
+            throw io_error(
+                fmt::format("{}: checksum mismatch: the file is corrupt", path.string()));
+        return data;
+    }
+
+    static matrix read_matrix(const std::filesystem::path& dir, const std::string& data,
+                              const char* name, std::size_t rows, std::size_t dim) {
+        if (data.size() != rows * dim * sizeof(float))
+            throw io_error(fmt::format("{}: holds {} bytes, expected {} rows × {} floats",
+                                       (dir / name).string(), data.size(), rows, dim));
+        matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
+        std::memcpy(m.data(), data.data(), data.size());
+        return m;
+    }
+
+    static std::string hnsw_bytes(const hnsw_index& index, const std::filesystem::path& path) {
+        index.save(path);
+        return read_text_file(path);
+    }
+
+    static hnsw_index load_hnsw(const std::filesystem::path& dir, const nlohmann::json& files,
+                                const std::string& name, const table_index& index) {
+        read_verified(dir, files, name);
+        return hnsw_index::load(dir / name, index.dim_, index.options_.hnsw);
+    }
+
+    /// Replaces @p dir by @p tmp: the old index is moved aside first and removed last.
+    static void swap_in(const std::filesystem::path& tmp, const std::filesystem::path& dir) {
+        const auto old = std::filesystem::path(fmt::format("{}.old-{}", dir.string(), ::getpid()));
+        std::error_code ec;
+        const bool had_old = std::filesystem::exists(dir);
+        if (had_old) std::filesystem::rename(dir, old, ec);
+        if (ec) throw io_error(fmt::format("{}: cannot replace: {}", dir.string(), ec.message()));
+        std::filesystem::rename(tmp, dir, ec);
+        if (ec) {
+            if (had_old) std::filesystem::rename(old, dir);
+            throw io_error(fmt::format("{}: cannot write: {}", dir.string(), ec.message()));
+        }
+        if (had_old) std::filesystem::remove_all(old, ec);
+    }
+
+    class catalog catalog_;
+    std::string embedder_name_;
+    table_index_options options_;
+    std::size_t dim_ = 0;
+    exact_index tables_{matrix(0, 0)};
+    std::optional<exact_index> columns_;
+    bm25_index bm25_;
+    std::optional<hnsw_index> tables_hnsw_;
+    std::optional<hnsw_index> columns_hnsw_;
+};
+
+}  // namespace tabret

@@ -1,0 +1,104 @@
+#pragma once
+/// @file index/top_k.hpp
+/// @brief Top-k selection and the argument checks shared by every index (internal).
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tabret/embedding/matrix.hpp"
+#include "tabret/error.hpp"
+#include "tabret/index/vector_index.hpp"
+
+namespace tabret::detail {
+
+/// Best first: the larger score wins; equal scores go to the smaller id. Scores must not be NaN.
+inline bool better_hit(const hit& a, const hit& b) noexcept {
+    return a.score > b.score || (a.score == b.score && a.id < b.id);
+}
+
+/**
+ * @brief Keeps the best min(k, size) of @p candidates, sorted best first (score desc, id asc).
+ * O(n + k log k): nth_element, then a sort of the k survivors.
+ */
+inline hits select_top_k(hits candidates, std::size_t k) {
+    if (candidates.size() > k) {
+        const auto kth = candidates.begin() + static_cast<std::ptrdiff_t>(k);
+        std::nth_element(candidates.begin(), kth, candidates.end(), better_hit);
+        candidates.resize(k);
+    }
+    std::sort(candidates.begin(), candidates.end(), better_hit);
+    return candidates;
+}
+
+/**
+ * @brief Top-k of one score row: `scores[j]` belongs to item `ids[j]`, or to item `first_id + j`
+ * when @p ids is empty.
+ */
+inline hits top_k_of_row(std::span<const float> scores, std::span<const item_id> ids,
+                         item_id first_id, std::size_t k) {
+    hits row(scores.size());
+    for (std::size_t j = 0; j < scores.size(); ++j)
+        row[j] = {ids.empty() ? static_cast<item_id>(first_id + j) : ids[j], scores[j]};
+    return select_top_k(std::move(row), k);
+}
+
+/// Merges two best-first lists of distinct ids into the best k, best first.
+inline hits merge_top_k(hits a, const hits& b, std::size_t k) {
+    a.insert(a.end(), b.begin(), b.end());
+    return select_top_k(std::move(a), k);
+}
+
+/** @brief @throws tabret::error if @p k is 0. */
+inline void check_k(std::size_t k) {
+    if (k == 0) throw error("k must be positive");
+}
+
+/**
+ * @brief Checks that every query row has dimension @p dim and only finite values. A batch of
+ * no queries passes whatever its column count.
+ * @param index names the index in the message (e.g. "exact_index").
+ * @throws embedding_error naming the index and the offending dimension or row.
+ */
+inline void check_queries(const matrix& queries, std::size_t dim, std::string_view index) {
+    if (queries.rows() == 0) return;
+    if (static_cast<std::size_t>(queries.cols()) != dim)
+        throw embedding_error(fmt::format("{}: query vectors have dimension {}, the index has {}",
+                                          index, queries.cols(), dim));
+    for (Eigen::Index r = 0; r < queries.rows(); ++r)
+        if (!queries.row(r).allFinite())
+            throw embedding_error(fmt::format("{}: query row {} has NaN or infinity", index, r));
+}
+
+/**
+ * @brief Checks that @p n items can be numbered by item_id.
+ * @throws tabret::error naming the index.
+ */
+inline void check_item_count(std::size_t n, std::string_view index) {
+    if (n > std::numeric_limits<item_id>::max())
+        throw error(fmt::format("{}: {} items exceed the item id range", index, n));
+}
+
+/**
+ * @brief The candidate ids sorted and deduplicated.
+ * @throws tabret::error naming the first id that is not below @p n.
+ */
+inline std::vector<item_id> unique_candidates(std::span<const item_id> candidates, std::size_t n,
+                                              std::string_view index) {
+    for (const item_id id : candidates)
+        if (id >= n)
+            throw error(fmt::format("{}: candidate id {} out of range (the index has {} items)",
+                                    index, id, n));
+    std::vector<item_id> ids(candidates.begin(), candidates.end());
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    return ids;
+}
+
+}  // namespace tabret::detail

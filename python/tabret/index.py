@@ -1,0 +1,151 @@
+"""The table index and the single-hop dense retriever."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, overload
+
+from tabret import _core
+from tabret.catalog import Catalog
+from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder
+from tabret.results import Retrieval
+
+__all__ = ["DenseRetriever", "TableIndex"]
+
+EmbedderLike = Embedder | HashingEmbedder | Callable[[list[str]], Any] | str | None
+Progress = bool | Callable[[str, int, int], None]
+
+
+def _progress(progress: Progress) -> Callable[[str, int, int], None] | None:
+    if progress is False:
+        return None
+    if callable(progress):
+        return progress
+    from tqdm import tqdm
+
+    bars: dict[str, Any] = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(
+                total=total, desc=f"embedding {stage}", unit="item", file=sys.stderr, leave=False
+            )
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+
+    return report
+
+
+class TableIndex:
+    """Table (and column) vectors and BM25 over one catalog, for one embedder.
+
+    Build once, save, load: ``TableIndex.build(catalog, embedder)``, ``index.save(dir)``,
+    ``TableIndex.load(dir, embedder)``. Immutable and safe to share between threads.
+    """
+
+    def __init__(self, core: _core.TableIndex, embedder: EmbedderLike = None) -> None:
+        self._core = core
+        self._embed, name = resolve_embedder(embedder)
+        if name != core.embedder_name:
+            raise ValueError(
+                f"the index was built with embedder '{core.embedder_name}', "
+                f"but '{name}' was given: queries must use the same embedder"
+            )
+        self.catalog = Catalog(core.catalog)
+
+    @classmethod
+    def build(
+        cls,
+        catalog: _core.Catalog,
+        embedder: EmbedderLike = None,
+        *,
+        format: Literal["signature", "words", "ddl"] = "signature",
+        names: Literal["natural", "original"] = "natural",
+        columns: bool = True,
+        kind: Literal["exact", "hnsw"] = "exact",
+        batch_size: int = 512,
+        progress: Progress = True,
+    ) -> TableIndex:
+        """Embeds every table (and column) of ``catalog``. ``embedder`` defaults to
+        all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder."""
+        embed, name = resolve_embedder(embedder)
+        core = _core.TableIndex.build(
+            catalog,
+            embed,
+            name,
+            format=format,
+            names=names,
+            columns=columns,
+            kind=kind,
+            batch_size=batch_size,
+            progress=_progress(progress),
+        )
+        index = cls.__new__(cls)
+        index._core, index._embed, index.catalog = core, embed, Catalog(core.catalog)
+        return index
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str], embedder: EmbedderLike = None) -> TableIndex:
+        """Loads a saved index; ``embedder`` must be the one it was built with."""
+        return cls(_core.TableIndex.load(path), embedder)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes a versioned, checksummed directory; an interrupted save keeps the old one."""
+        self._core.save(path)
+
+    @property
+    def embedder_name(self) -> str:
+        return self._core.embedder_name
+
+    @property
+    def core(self) -> _core.TableIndex:
+        return self._core
+
+    def table_text(self, table: int) -> str:
+        return self._core.table_text(table)
+
+
+class DenseRetriever:
+    """Single-hop dense retrieval (optionally fused with BM25): tables ranked by cosine with
+    the question. A batch of questions costs one embedder call."""
+
+    def __init__(
+        self,
+        index: TableIndex,
+        *,
+        hybrid: bool = False,
+        fusion: Literal["rrf", "weighted"] = "rrf",
+        alpha: float = 0.5,
+    ) -> None:
+        self.index = index
+        self._core = _core.DenseRetriever(
+            index.core,
+            index._embed,
+            index.embedder_name,
+            hybrid=hybrid,
+            fusion=fusion,
+            alpha=alpha,
+        )
+
+    @overload
+    def retrieve(self, questions: str, k: int = 10, *, k_columns: int = 0) -> Retrieval: ...
+    @overload
+    def retrieve(
+        self, questions: Sequence[str], k: int = 10, *, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+    def retrieve(
+        self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0
+    ) -> Retrieval | list[Retrieval]:
+        """Top-``k`` tables (and ``k_columns`` columns) per question."""
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        batch = [questions] if isinstance(questions, str) else list(questions)
+        raw = self._core.retrieve(batch, k, k_columns)
+        out = [
+            Retrieval.from_core(q, r, self.index.catalog) for q, r in zip(batch, raw, strict=True)
+        ]
+        return out[0] if isinstance(questions, str) else out

@@ -1,0 +1,63 @@
+"""Typed results: what a retriever returns for one question."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tabret import _core
+
+__all__ = ["Retrieval", "ScoredColumn", "ScoredTable", "TraceStep"]
+
+
+@dataclass(frozen=True)
+class ScoredTable:
+    id: int
+    name: str  # db.table, original names
+    score: float
+
+
+@dataclass(frozen=True)
+class ScoredColumn:
+    id: int
+    name: str  # db.table.column, original names
+    score: float
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """Which step put a table in the result, with which query text and score."""
+
+    table: str
+    step: str
+    query: str
+    score: float
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """The answer for one question: tables best first (and columns when asked for)."""
+
+    question: str
+    tables: list[ScoredTable]
+    columns: list[ScoredColumn] = field(default_factory=list)
+    cut: int | None = None
+    trace: list[TraceStep] = field(default_factory=list)
+
+    @property
+    def table_names(self) -> list[str]:
+        return [t.name for t in self.tables]
+
+    @classmethod
+    def from_core(cls, question: str, r: _core.Retrieval, cat: _core.Catalog) -> Retrieval:
+        return cls(
+            question=question,
+            tables=[ScoredTable(t.table, cat.qualified_name(t.table), t.score) for t in r.tables],
+            columns=[
+                ScoredColumn(c.column, cat.qualified_column_name(c.column), c.score)
+                for c in r.columns
+            ],
+            cut=r.cut,
+            trace=[
+                TraceStep(cat.qualified_name(s.table), s.step, s.query, s.score) for s in r.trace
+            ],
+        )
