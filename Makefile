@@ -11,14 +11,20 @@ CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 deps:
 	scripts/install-deps.sh
 
+PIP := $(PYTHON) -m pip install --quiet --root-user-action=ignore
+# The CPU build of torch, before anything that depends on torch (a plain `torch` would be CUDA).
+TORCH := torch==2.13.0
+
 install: deps
-	$(PYTHON) -m pip install --quiet --root-user-action=ignore .
+	$(PIP) $(TORCH)
+	$(PIP) ".[models]"
 
 demo: install
-	$(PYTHON) -m tabret demo
+	HF_HUB_OFFLINE=1 $(PYTHON) -m tabret demo
 
 test: deps
-	$(PYTHON) -m pip install --quiet --root-user-action=ignore ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
+	$(PIP) $(TORCH)
+	$(PIP) ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
 	$(MAKE) test-cpp test-python lint
 
 test-cpp:

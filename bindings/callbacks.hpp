@@ -39,7 +39,8 @@ inline matrix to_matrix(const pybind11::handle& result, const std::string& who) 
                              py::repr(py::type::of(result)).cast<std::string>() +
                              (arr ? " with " + std::to_string(arr.ndim()) + " dimensions" : ""));
     matrix m(arr.shape(0), arr.shape(1));
-    if (m.size() > 0) std::memcpy(m.data(), arr.data(), sizeof(float) * static_cast<std::size_t>(m.size()));
+    if (m.size() > 0)
+        std::memcpy(m.data(), arr.data(), sizeof(float) * static_cast<std::size_t>(m.size()));
     return m;
 }
 

@@ -1,5 +1,6 @@
 // Maps the tabret::error family to Python exceptions that also derive from the matching builtin
 // (FileError is an OSError, ParseError and SchemaError are ValueErrors).
+#include <tabret/embedding/matrix.hpp>
 #include <tabret/error.hpp>
 
 #include "register.hpp"
@@ -34,6 +35,9 @@ void register_errors(py::module_& m) {
     static auto schema_error_type =
         new_exception(m, "SchemaError", py::make_tuple(base, builtins.attr("ValueError")),
                       "A structurally wrong schema: missing field, dangling reference.");
+    static auto embedding_error_type =
+        new_exception(m, "EmbeddingError", py::make_tuple(base, builtins.attr("ValueError")),
+                      "An embedding of the wrong shape, or with NaN or infinity.");
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
@@ -44,6 +48,8 @@ void register_errors(py::module_& m) {
             PyErr_SetObject(parse_error_type.ptr(), exc.ptr());
         } catch (const tabret::io_error& e) {
             PyErr_SetString(file_error.ptr(), e.what());
+        } catch (const tabret::embedding_error& e) {
+            PyErr_SetString(embedding_error_type.ptr(), e.what());
         } catch (const tabret::schema_error& e) {
             PyErr_SetString(schema_error_type.ptr(), e.what());
         } catch (const tabret::error& e) {

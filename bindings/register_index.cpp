@@ -48,20 +48,22 @@ callback_embedder to_embedder(const py::object& embed, const std::string& name) 
 void register_index(py::module_& m) {
     py::class_<hashing_embedder>(m, "HashingEmbedder",
                                  "Model-free embedder: hashed words, word pairs, char n-grams.")
-        .def(py::init([](std::size_t dim, std::size_t char_ngram, float word_weight,
-                         float bigram_weight, float char_weight) {
-                 return hashing_embedder(
-                     {dim, char_ngram, word_weight, bigram_weight, char_weight});
-             }),
-             py::arg("dim") = 1024, py::arg("char_ngram") = 3, py::arg("word_weight") = 1.0f,
-             py::arg("bigram_weight") = 0.25f, py::arg("char_weight") = 1.0f)
+        .def(
+            py::init([](std::size_t dim, std::size_t char_ngram, float word_weight,
+                        float bigram_weight, float char_weight) {
+                return hashing_embedder({dim, char_ngram, word_weight, bigram_weight, char_weight});
+            }),
+            py::arg("dim") = 1024, py::arg("char_ngram") = 3, py::arg("word_weight") = 1.0f,
+            py::arg("bigram_weight") = 0.25f, py::arg("char_weight") = 1.0f,
+             py::arg("stopwords") = true)
         .def("embed", &hashing_embedder::embed, py::arg("texts"),
              py::call_guard<py::gil_scoped_release>())
         .def("__call__", &hashing_embedder::embed, py::arg("texts"),
              py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("dim", &hashing_embedder::dim)
         .def_property_readonly("name", &hashing_embedder::name)
-        .def("__repr__", [](const hashing_embedder& e) { return "HashingEmbedder(" + e.name() + ")"; });
+        .def("__repr__",
+             [](const hashing_embedder& e) { return "HashingEmbedder(" + e.name() + ")"; });
 
     py::class_<table_index, std::shared_ptr<table_index>>(m, "TableIndex")
         .def_static(
@@ -101,15 +103,15 @@ void register_index(py::module_& m) {
         .def_property_readonly("embedder_name", &table_index::embedder_name)
         .def_property_readonly("dim", &table_index::dim)
         .def_property_readonly("has_columns", &table_index::has_columns)
-        .def_property_readonly("kind", [](const table_index& i) {
-            return std::string(detail::to_string(i.options().kind));
-        })
-        .def_property_readonly("format", [](const table_index& i) {
-            return std::string(detail::to_string(i.options().format));
-        })
-        .def_property_readonly("names", [](const table_index& i) {
-            return std::string(detail::to_string(i.options().names));
-        })
+        .def_property_readonly(
+            "kind",
+            [](const table_index& i) { return std::string(detail::to_string(i.options().kind)); })
+        .def_property_readonly(
+            "format",
+            [](const table_index& i) { return std::string(detail::to_string(i.options().format)); })
+        .def_property_readonly(
+            "names",
+            [](const table_index& i) { return std::string(detail::to_string(i.options().names)); })
         .def("table_text", &table_index::table_text, py::arg("table"))
         .def_property_readonly("table_vectors",
                                [](const table_index& i) { return i.tables().vectors(); })

@@ -1,5 +1,6 @@
 // Retrieval results, retrievers and metrics.
 #include <tabret/eval/metrics.hpp>
+#include <tabret/retrieval/bm25_retriever.hpp>
 #include <tabret/retrieval/dense_retriever.hpp>
 
 #include <memory>
@@ -26,6 +27,14 @@ struct py_dense_retriever {
     std::shared_ptr<const table_index> index;
     callback_embedder embedder;
     dense_retriever<callback_embedder> retriever;
+};
+
+/// Owns the index a bm25_retriever refers to.
+struct py_bm25_retriever {
+    explicit py_bm25_retriever(std::shared_ptr<const table_index> i)
+        : index(std::move(i)), retriever(*index) {}
+    std::shared_ptr<const table_index> index;
+    bm25_retriever retriever;
 };
 
 }  // namespace
@@ -72,19 +81,25 @@ void register_retrieval(py::module_& m) {
             py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
             py::call_guard<py::gil_scoped_release>());
 
+    py::class_<py_bm25_retriever, std::shared_ptr<py_bm25_retriever>>(m, "BM25Retriever")
+        .def(py::init<std::shared_ptr<const table_index>>(), py::arg("index"))
+        .def(
+            "retrieve",
+            [](const py_bm25_retriever& r, const std::vector<std::string>& questions,
+               std::size_t k) {
+                return r.retriever.retrieve(questions, {k, 0});
+            },
+            py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>());
+
     m.def(
         "recall_at",
         [](const std::vector<std::uint32_t>& ranked, const std::vector<std::uint32_t>& gold,
-           std::size_t k) {
-            return recall_at<std::uint32_t>(ranked, gold, k);
-        },
+           std::size_t k) { return recall_at<std::uint32_t>(ranked, gold, k); },
         py::arg("ranked"), py::arg("gold"), py::arg("k"));
     m.def(
         "complete_recall_at",
         [](const std::vector<std::uint32_t>& ranked, const std::vector<std::uint32_t>& gold,
-           std::size_t k) {
-            return complete_recall_at<std::uint32_t>(ranked, gold, k);
-        },
+           std::size_t k) { return complete_recall_at<std::uint32_t>(ranked, gold, k); },
         py::arg("ranked"), py::arg("gold"), py::arg("k"));
 }
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from tabret._core import Error
 from tabret.catalog import Catalog
-from tabret.datasets import demo_catalog, demo_questions
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -44,16 +43,35 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    cat = demo_catalog()
-    questions = demo_questions()
-    print(f"demo catalog: {cat!r}")
-    for db in cat.databases:
-        print(f"\n{db.name}: {db.description}")
-        for t in db.tables:
-            print(f"  {cat.serialize_table(t, names=args.names)}")
-    print(f"\n{len(questions)} questions with gold tables, e.g.:")
-    for q in questions[: args.limit]:
-        print(f"  [{q.db}] {q.question}\n      -> {', '.join(q.gold_tables)}")
+    from tabret.benchmarks import demo
+    from tabret.eval import evaluate, format_table
+    from tabret.index import DenseRetriever, TableIndex
+
+    bench = demo()
+    print(f"demo catalog: {bench.catalog!r}")
+    index = TableIndex.build(bench.catalog, _embedder_arg(args.embedder), progress=not args.quiet)  # type: ignore[arg-type]
+    retriever = DenseRetriever(index)
+    print(f"embedder: {index.embedder_name}; method: single-hop; top {args.k} tables\n")
+    shown = bench.questions[: args.limit]
+    for q, res in zip(shown, retriever.retrieve([q.question for q in shown], args.k), strict=True):
+        gold = {bench.catalog.qualified_name(t) for t in q.gold_tables}
+        print(f"[{q.id}] {q.question}")
+        for t in res.tables:
+            mark = "*" if t.name in gold else " "
+            print(f"   {mark} {t.score:.3f}  {t.name}")
+        missed = gold - set(res.table_names)
+        if missed:
+            print(f"     missed: {', '.join(sorted(missed))}")
+    result = evaluate(
+        retriever.retrieve,
+        bench,
+        (3, 5, 10),
+        method="single-hop",
+        embedder=index.embedder_name,
+        progress=False,
+    )
+    print(f"\n* = a gold table. Over all {len(bench.questions)} demo questions:\n")
+    print(format_table([result]))
     return 0
 
 
@@ -68,7 +86,7 @@ def _embedder_arg(name: str) -> object:
 def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_table
-    from tabret.index import DenseRetriever, TableIndex
+    from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
@@ -79,7 +97,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )  # type: ignore[arg-type]
     results = []
     for method in args.method:
-        retriever = DenseRetriever(index, hybrid=method == "hybrid")
+        retriever = (
+            LexicalRetriever(index)
+            if method == "bm25"
+            else DenseRetriever(index, hybrid=method == "hybrid")
+        )
         res = evaluate(
             retriever.retrieve,
             bench,
@@ -111,14 +133,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save", metavar="OUT.json", help="also write tabret catalog JSON")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_cmd_catalog)
-    p = sub.add_parser("demo", help="show the bundled demo catalog and its questions")
-    p.add_argument(
-        "--names",
-        choices=["natural", "original"],
-        default="natural",
-        help="which names to print (default: natural)",
+    p = sub.add_parser(
+        "demo", help="retrieve tables for the demo questions on the bundled demo catalog"
     )
-    p.add_argument("--limit", type=int, default=5, help="questions to show (default: 5)")
+    p.add_argument(
+        "--embedder",
+        default="all-MiniLM-L6-v2",
+        help="'hashing' or a sentence-transformers model (default: all-MiniLM-L6-v2)",
+    )
+    p.add_argument("--k", type=int, default=5, help="tables per question (default: 5)")
+    p.add_argument("--limit", type=int, default=8, help="questions to show (default: 8)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(func=_cmd_demo)
     p = sub.add_parser(
         "eval",
@@ -138,8 +163,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid"],
-        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF)",
+        choices=["single-hop", "hybrid", "bm25"],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only",
     )
     p.add_argument(
         "--embedder",

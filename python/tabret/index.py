@@ -12,7 +12,7 @@ from tabret.catalog import Catalog
 from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder
 from tabret.results import Retrieval
 
-__all__ = ["DenseRetriever", "TableIndex"]
+__all__ = ["DenseRetriever", "LexicalRetriever", "TableIndex"]
 
 EmbedderLike = Embedder | HashingEmbedder | Callable[[list[str]], Any] | str | None
 Progress = bool | Callable[[str, int, int], None]
@@ -109,7 +109,34 @@ class TableIndex:
         return self._core.table_text(table)
 
 
-class DenseRetriever:
+class _Retriever:
+    """The shared call shape: ``retrieve(question or questions, k, k_columns=0)``."""
+
+    index: TableIndex
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        raise NotImplementedError
+
+    @overload
+    def retrieve(self, questions: str, k: int = 10, *, k_columns: int = 0) -> Retrieval: ...
+    @overload
+    def retrieve(
+        self, questions: Sequence[str], k: int = 10, *, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+    def retrieve(
+        self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0
+    ) -> Retrieval | list[Retrieval]:
+        """Top-``k`` tables (and ``k_columns`` columns) per question, best first."""
+        if k <= 0:
+            raise ValueError(f"k must be positive, got {k}")
+        batch = [questions] if isinstance(questions, str) else list(questions)
+        raw = self._raw(batch, k, k_columns)
+        cat = self.index.catalog
+        out = [Retrieval.from_core(q, r, cat) for q, r in zip(batch, raw, strict=True)]
+        return out[0] if isinstance(questions, str) else out
+
+
+class DenseRetriever(_Retriever):
     """Single-hop dense retrieval (optionally fused with BM25): tables ranked by cosine with
     the question. A batch of questions costs one embedder call."""
 
@@ -131,21 +158,18 @@ class DenseRetriever:
             alpha=alpha,
         )
 
-    @overload
-    def retrieve(self, questions: str, k: int = 10, *, k_columns: int = 0) -> Retrieval: ...
-    @overload
-    def retrieve(
-        self, questions: Sequence[str], k: int = 10, *, k_columns: int = 0
-    ) -> list[Retrieval]: ...
-    def retrieve(
-        self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0
-    ) -> Retrieval | list[Retrieval]:
-        """Top-``k`` tables (and ``k_columns`` columns) per question."""
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        batch = [questions] if isinstance(questions, str) else list(questions)
-        raw = self._core.retrieve(batch, k, k_columns)
-        out = [
-            Retrieval.from_core(q, r, self.index.catalog) for q, r in zip(batch, raw, strict=True)
-        ]
-        return out[0] if isinstance(questions, str) else out
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return self._core.retrieve(batch, k, k_columns)
+
+
+class LexicalRetriever(_Retriever):
+    """BM25 over the index's table texts: no model at all (the lexical floor)."""
+
+    def __init__(self, index: TableIndex) -> None:
+        self.index = index
+        self._core = _core.BM25Retriever(index.core)
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        if k_columns:
+            raise ValueError("LexicalRetriever ranks tables only (k_columns must be 0)")
+        return self._core.retrieve(batch, k)

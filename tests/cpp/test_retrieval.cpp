@@ -68,11 +68,13 @@ TEST_CASE("bad embedder answers give embedding_error", "[embedding][errors]") {
     const callback_embedder short_rows([](auto) { return matrix(1, 4); }, "short");
     CHECK_THROWS_WITH(embed_normalized(short_rows, texts),
                       Catch::Contains("returned 1 rows for 2 texts"));
-    const callback_embedder nan([](auto) {
-        matrix m = matrix::Ones(2, 3);
-        m(1, 2) = std::numeric_limits<float>::quiet_NaN();
-        return m;
-    }, "nan");
+    const callback_embedder nan(
+        [](auto) {
+            matrix m = matrix::Ones(2, 3);
+            m(1, 2) = std::numeric_limits<float>::quiet_NaN();
+            return m;
+        },
+        "nan");
     CHECK_THROWS_WITH(embed_normalized(nan, texts), Catch::Contains("NaN or infinity in row 1"));
     CHECK_THROWS_WITH(embed_normalized(hashing_embedder{}, texts, 7),
                       Catch::Contains("dimension 1024, expected 7"));
@@ -129,7 +131,8 @@ TEST_CASE("index save/load round trip gives identical results", "[retrieval][io]
     const auto b = dense_retriever(loaded, e).retrieve(qs, {10, 5});
     CHECK(a == b);
     std::size_t entries = 0;
-    for ([[maybe_unused]] const auto& x : std::filesystem::directory_iterator(dir.path())) ++entries;
+    for ([[maybe_unused]] const auto& x : std::filesystem::directory_iterator(dir.path()))
+        ++entries;
     CHECK(entries == 1);  // no temporary or old directory left behind
 }
 

@@ -288,7 +288,7 @@ TEST_CASE("response cache ignores a truncated last line and repairs before appen
     test::temp_dir dir;
     const auto file = dir.path() / "llm.jsonl";
     const std::string good =
-        detail::cache_line("m", "p1", "a1") + detail::cache_line("m", "p2", "a2");
+        detail::rw::cache_line("m", "p1", "a1") + detail::rw::cache_line("m", "p2", "a2");
     write(file, good + R"({"model":"m","prompt":"p3","compl)");
     {
         response_cache cache(file);
@@ -299,7 +299,7 @@ TEST_CASE("response cache ignores a truncated last line and repairs before appen
         cache.put("m", "p3", "a3");
         CHECK(cache.truncated_lines() == 0);
     }
-    CHECK(slurp(file) == good + detail::cache_line("m", "p3", "a3"));
+    CHECK(slurp(file) == good + detail::rw::cache_line("m", "p3", "a3"));
     response_cache again(file);
     CHECK(again.size() == 3);
     CHECK(again.truncated_lines() == 0);
@@ -320,8 +320,8 @@ TEST_CASE("response cache ignores a truncated last line and repairs before appen
 TEST_CASE("response cache rejects corrupt lines naming file and line", "[rewriting][cache]") {
     test::temp_dir dir;
     const auto file = dir.path() / "bad.jsonl";
-    write(file, detail::cache_line("m", "p1", "a1") + "this is not json\n" +
-                    detail::cache_line("m", "p2", "a2"));
+    write(file, detail::rw::cache_line("m", "p1", "a1") + "this is not json\n" +
+                    detail::rw::cache_line("m", "p2", "a2"));
     try {
         response_cache cache(file);
         FAIL("expected parse_error");
@@ -330,7 +330,7 @@ TEST_CASE("response cache rejects corrupt lines naming file and line", "[rewriti
         CHECK(e.source() == file.string());
         CHECK(std::string(e.what()).find("bad.jsonl:2:") != std::string::npos);
     }
-    write(file, detail::cache_line("m", "p1", "a1") + R"({"model":"m","prompt":"p2"})" + "\n");
+    write(file, detail::rw::cache_line("m", "p1", "a1") + R"({"model":"m","prompt":"p2"})" + "\n");
     try {
         response_cache cache(file);
         FAIL("expected parse_error");
@@ -340,7 +340,7 @@ TEST_CASE("response cache rejects corrupt lines naming file and line", "[rewriti
     }
     write(file, "[1, 2]\n");
     CHECK_THROWS_AS(response_cache(file), parse_error);
-    write(file, "\n\n" + detail::cache_line("m", "p", "a") + "\n");  // blank lines are fine
+    write(file, "\n\n" + detail::rw::cache_line("m", "p", "a") + "\n");  // blank lines are fine
     CHECK(response_cache(file).size() == 1);
     CHECK_THROWS_AS(response_cache(dir.path()), io_error);
 }

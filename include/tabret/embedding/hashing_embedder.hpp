@@ -11,7 +11,7 @@
 
 #include "tabret/embedding/matrix.hpp"
 #include "tabret/io/checksum.hpp"
-#include "tabret/index/bm25_index.hpp"  // schema_tokens
+#include "tabret/text/tokenize.hpp"
 
 namespace tabret {
 
@@ -25,6 +25,7 @@ struct hashing_params {
     float word_weight = 1.0f;
     float bigram_weight = 0.25f;  ///< Adjacent word pairs.
     float char_weight = 1.0f;     ///< Character n-grams: robust to inflection (`singer`/`singers`).
+    bool stopwords = true;        ///< Drop English function words (text/tokenize.hpp) first.
 };
 
 /**
@@ -52,8 +53,9 @@ class hashing_embedder {
     [[nodiscard]] const hashing_params& params() const noexcept { return params_; }
     /// Names the configuration; stored in saved indexes so a mismatch is caught on load.
     [[nodiscard]] std::string name() const {
-        return fmt::format("hashing(dim={},n={},w={},b={},c={})", params_.dim, params_.char_ngram,
-                           params_.word_weight, params_.bigram_weight, params_.char_weight);
+        return fmt::format("hashing(dim={},n={},w={},b={},c={}{})", params_.dim,
+                           params_.char_ngram, params_.word_weight, params_.bigram_weight,
+                           params_.char_weight, params_.stopwords ? "" : ",all-words");
     }
 
   private:
@@ -66,7 +68,7 @@ class hashing_embedder {
 
     template <class Row>
     void embed_one(std::string_view text, Row&& row) const {
-        const auto tokens = schema_tokens(text);
+        const auto tokens = params_.stopwords ? content_tokens(text) : schema_tokens(text);
         for (std::size_t i = 0; i < tokens.size(); ++i) {
             add(row, tokens[i], 1, params_.word_weight);
             if (i + 1 < tokens.size())

@@ -20,69 +20,16 @@
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/text/tokenize.hpp"
 
 namespace tabret {
 
-namespace detail {
-
-enum class char_kind { other, lower, upper, digit };
-
-/// ASCII classes; bytes >= 0x80 (UTF-8) count as lower-case letters, so words keep them whole.
-inline char_kind kind_of(char c) noexcept {
-    const auto u = static_cast<unsigned char>(c);
-    if (u >= 'a' && u <= 'z') return char_kind::lower;
-    if (u >= 'A' && u <= 'Z') return char_kind::upper;
-    if (u >= '0' && u <= '9') return char_kind::digit;
-    return u >= 0x80 ? char_kind::lower : char_kind::other;
-}
-
-/// Whether a token ends between text[i-1] and text[i] (both alphanumeric): letters/digits,
-/// `aB` (gasStations), and `ABc` (CustomerID's `IDs`-style runs: XMLHttp → XML | Http).
-inline bool splits_before(std::string_view text, std::size_t i) noexcept {
-    const auto prev = kind_of(text[i - 1]);
-    const auto cur = kind_of(text[i]);
-    if ((prev == char_kind::digit) != (cur == char_kind::digit)) return true;
-    if (prev == char_kind::lower && cur == char_kind::upper) return true;
-    return prev == char_kind::upper && cur == char_kind::upper && i + 1 < text.size() &&
-           kind_of(text[i + 1]) == char_kind::lower;
-}
-
-}  // namespace detail
-
-/**
- * @brief Splits schema text into lower-case word tokens.
- *
- * Splits on every non-alphanumeric character, between letters and digits (digit runs are
- * tokens of their own), and at CamelCase boundaries: `CustomerID` → customer, id;
- * `gasStations` → gas, stations; `customer_id` → customer, id. ASCII letters are lower-cased;
- * non-ASCII bytes are kept inside words unchanged. No stemming and no stop words: `stations`
- * and `station` are different tokens. Thread-safe.
- */
-inline std::vector<std::string> schema_tokens(std::string_view text) {
-    std::vector<std::string> tokens;
-    std::string token;
-    const auto flush = [&] {
-        if (!token.empty()) tokens.push_back(std::move(token));
-        token.clear();
-    };
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        const auto kind = detail::kind_of(text[i]);
-        if (kind == detail::char_kind::other) {
-            flush();
-            continue;
-        }
-        if (!token.empty() && detail::splits_before(text, i)) flush();
-        token.push_back(kind == detail::char_kind::upper ? static_cast<char>(text[i] - 'A' + 'a')
-                                                         : text[i]);
-    }
-    flush();
-    return tokens;
-}
-
 /// Okapi BM25 parameters: term-frequency saturation k1 and length normalisation b.
 struct bm25_params {
-    double k1 = 1.2;  ///< >= 0
-    double b = 0.75;  ///< in [0, 1]
+    double k1 = 1.2;        ///< >= 0
+    double b = 0.75;        ///< in [0, 1]
+    bool stopwords = true;  ///< Drop English function words (text/tokenize.hpp) from documents
+                            ///< and queries; without it "the"/"of" dominate question scores.
     friend bool operator==(const bm25_params&, const bm25_params&) = default;
 };
 
@@ -172,6 +119,7 @@ class bm25_index {
                 {"version", format_version},
                 {"k1", params_.k1},
                 {"b", params_.b},
+                {"stopwords", params_.stopwords},
                 {"doc_lengths", doc_lengths_},
                 {"postings", std::move(postings)}};
     }
@@ -190,7 +138,8 @@ class bm25_index {
         if (const auto version = r.integer("version"); version != format_version)
             r.fail(fmt::format("unsupported version {}", version));
         bm25_index index;
-        index.params_ = {number(r, j, "k1"), number(r, j, "b")};
+        index.params_ = {number(r, j, "k1"), number(r, j, "b"),
+                         r.get("stopwords", nlohmann::json::value_t::boolean).get<bool>()};
         try {
             check_params(index.params_);
         } catch (const error& e) {
@@ -210,6 +159,10 @@ class bm25_index {
         item_id doc;
         std::uint32_t tf;
     };
+
+    std::vector<std::string> tokens_of(std::string_view text) const {
+        return params_.stopwords ? content_tokens(text) : schema_tokens(text);
+    }
 
     static void check_params(const bm25_params& p) {
         if (!(p.k1 >= 0.0) || !std::isfinite(p.k1))
@@ -269,7 +222,7 @@ class bm25_index {
 
     void add_document(const std::string& text) {
         const auto doc = static_cast<item_id>(doc_lengths_.size());
-        const auto tokens = schema_tokens(text);
+        const auto tokens = tokens_of(text);
         std::unordered_map<std::string_view, std::uint32_t> tf;
         for (const auto& token : tokens) ++tf[token];
         for (const auto& [term, count] : tf) postings_[std::string(term)].push_back({doc, count});
@@ -293,7 +246,7 @@ class bm25_index {
                     std::vector<item_id>& touched) const {
         const double k1 = params_.k1;
         const double b = params_.b;
-        for (const auto& token : schema_tokens(query)) {
+        for (const auto& token : tokens_of(query)) {
             const auto it = postings_.find(token);
             if (it == postings_.end()) continue;
             const double w = idf(it->second.size());

@@ -36,15 +36,16 @@ enum class index_kind { exact, hnsw };
 struct table_index_options {
     table_format format = table_format::signature;  ///< How a table is written for embedding.
     name_style names = name_style::natural;
-    bool columns = true;    ///< Also embed one `db.table.column` per column.
+    bool columns = true;  ///< Also embed one `db.table.column` per column.
     index_kind kind = index_kind::exact;
-    hnsw_params hnsw{};     ///< Used when kind == hnsw.
+    hnsw_params hnsw{};            ///< Used when kind == hnsw.
     std::size_t batch_size = 512;  ///< Texts per embedder call while building.
 };
 
 /// Progress while building: stage ("tables", "columns", "hnsw"), items done, items in stage.
 /// It may throw (e.g. a Python KeyboardInterrupt) to abandon the build.
-using progress_fn = std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
+using progress_fn =
+    std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
 
 inline constexpr int table_index_version = 1;
 
@@ -59,7 +60,8 @@ inline std::string_view to_string(name_style s) {
 }
 
 inline std::string matrix_bytes(const matrix& m) {
-    return {reinterpret_cast<const char*>(m.data()), static_cast<std::size_t>(m.size()) * sizeof(float)};
+    return {reinterpret_cast<const char*>(m.data()),
+            static_cast<std::size_t>(m.size()) * sizeof(float)};
 }
 
 }  // namespace detail
@@ -69,7 +71,7 @@ inline std::string matrix_bytes(const matrix& m) {
  * built; every const method is thread-safe.
  */
 class table_index {
-public:
+  public:
     /**
      * @brief Embeds every table (and column) of @p cat with @p embedder, in batches of
      * options.batch_size, reporting progress after each batch.
@@ -80,11 +82,13 @@ public:
     template <Embedder E>
     static table_index build(catalog cat, const E& embedder, std::string embedder_name,
                              table_index_options options = {}, const progress_fn& progress = {}) {
-        if (cat.tables().empty()) throw error("cannot build an index over a catalog with no tables");
+        if (cat.tables().empty())
+            throw error("cannot build an index over a catalog with no tables");
         if (options.batch_size == 0) throw error("batch_size must be positive");
         table_index index(std::move(cat), std::move(embedder_name), options);
         const auto table_texts = index.texts_of_tables();
-        index.tables_ = exact_index(embed_all(embedder, table_texts, 0, options, "tables", progress));
+        index.tables_ =
+            exact_index(embed_all(embedder, table_texts, 0, options, "tables", progress));
         index.dim_ = index.tables_.dim();
         if (options.columns && !index.catalog_.columns().empty())
             index.columns_ = exact_index(embed_all(embedder, index.texts_of_columns(), index.dim_,
@@ -142,7 +146,8 @@ public:
             if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
             put("bm25.json", bm25_.to_json().dump());
             if (tables_hnsw_) put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
-            if (columns_hnsw_) put("columns.hnsw", hnsw_bytes(*columns_hnsw_, tmp / "columns.hnsw"));
+            if (columns_hnsw_)
+                put("columns.hnsw", hnsw_bytes(*columns_hnsw_, tmp / "columns.hnsw"));
             write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
             swap_in(tmp, dir);
         } catch (...) {
@@ -189,12 +194,14 @@ public:
                                                      index.catalog_.columns().size(), index.dim_));
         index.bm25_ = bm25_index::from_json(nlohmann::json::parse(read("bm25.json")),
                                             (dir / "bm25.json").string());
-        if (files.contains("tables.hnsw")) index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index);
-        if (files.contains("columns.hnsw")) index.columns_hnsw_ = load_hnsw(dir, files, "columns.hnsw", index);
+        if (files.contains("tables.hnsw"))
+            index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index);
+        if (files.contains("columns.hnsw"))
+            index.columns_hnsw_ = load_hnsw(dir, files, "columns.hnsw", index);
         return index;
     }
 
-private:
+  private:
     table_index(class catalog cat, std::string embedder_name, table_index_options options)
         : catalog_(std::move(cat)), embedder_name_(std::move(embedder_name)), options_(options) {}
 
@@ -281,9 +288,10 @@ private:
         const auto& entry = files.at(name);
         std::string data = read_text_file(path);
         if (!entry.contains("bytes") || entry["bytes"] != data.size())
-            throw io_error(fmt::format("{}: size {} does not match the manifest: the file is "
-                                       "truncated or corrupt",
-                                       path.string(), data.size()));
+            throw io_error(
+                fmt::format("{}: size {} does not match the manifest: the file is "
+                            "truncated or corrupt",
+                            path.string(), data.size()));
         if (!entry.contains("fnv1a64") || entry["fnv1a64"] != detail::checksum_hex(data))
             throw io_error(
                 fmt::format("{}: checksum mismatch: the file is corrupt", path.string()));

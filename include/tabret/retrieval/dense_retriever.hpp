@@ -29,7 +29,7 @@ struct dense_options {
  */
 template <Embedder E>
 class dense_retriever {
-public:
+  public:
     dense_retriever(const table_index& index, const E& embedder, dense_options options = {})
         : index_(index), embedder_(embedder), options_(options) {}
 
@@ -50,14 +50,15 @@ public:
         for (std::size_t i = 0; i < questions.size(); ++i) {
             for (const auto& h : tables[i]) {
                 out[i].tables.push_back({h.id, h.score});
-                out[i].trace.push_back({h.id, options_.hybrid ? "hybrid" : "dense", questions[i], h.score});
+                out[i].trace.push_back(
+                    {h.id, options_.hybrid ? "hybrid" : "dense", questions[i], h.score});
             }
             for (const auto& h : columns[i]) out[i].columns.push_back({h.id, h.score});
         }
         return out;
     }
 
-private:
+  private:
     const table_index& index_;
     const E& embedder_;
     dense_options options_;

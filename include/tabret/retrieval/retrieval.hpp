@@ -45,8 +45,8 @@ struct retrieval {
 
 /// Options every retriever understands.
 struct retrieve_options {
-    std::size_t k = 10;          ///< Tables to return.
-    std::size_t k_columns = 0;   ///< Columns to return (0: none).
+    std::size_t k = 10;         ///< Tables to return.
+    std::size_t k_columns = 0;  ///< Columns to return (0: none).
 };
 
 /**

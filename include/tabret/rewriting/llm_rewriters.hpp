@@ -30,7 +30,7 @@ enum class on_parse_failure {
     raise,         ///< Let the llm_parse_error propagate.
 };
 
-namespace detail {
+namespace detail::rw {
 
 /// Renders one prompt per request, calls @p llm once with the distinct prompts, and maps
 /// (answer, request) → result with @p parse, applying the failure policy.
@@ -53,7 +53,7 @@ std::vector<rewrite_result> ask_and_parse(const llm_fn& llm,
     return out;
 }
 
-}  // namespace detail
+}  // namespace detail::rw
 
 /**
  * @brief CRUSH4SQL: one prompt per question (`crush_spider` or `crush_bird`), the answer parsed
@@ -73,13 +73,13 @@ class crush_rewriter {
         std::vector<std::string> prompts;
         for (const auto& r : requests)
             prompts.push_back(template_.render({{"question", normalize_question(r.question)}}));
-        return detail::ask_and_parse(llm_, requests, prompts, policy_,
-                                     [](const std::string& answer, const rewrite_request&) {
-                                         rewrite_result res;
-                                         for (const auto& p : parse_hallucinated_schema(answer))
-                                             res.queries.push_back(p.text());
-                                         return res;
-                                     });
+        return detail::rw::ask_and_parse(llm_, requests, prompts, policy_,
+                                         [](const std::string& answer, const rewrite_request&) {
+                                             rewrite_result res;
+                                             for (const auto& p : parse_hallucinated_schema(answer))
+                                                 res.queries.push_back(p.text());
+                                             return res;
+                                         });
     }
 
   private:
@@ -134,11 +134,11 @@ class murre_rewriter {
         }
         const auto form = form_;
         auto results =
-            detail::ask_and_parse(llm_, asked, prompts, policy_,
-                                  [form](const std::string& answer, const rewrite_request&) {
-                                      auto c = parse_completion(answer, form);
-                                      return rewrite_result{c.stop, std::move(c.lines)};
-                                  });
+            detail::rw::ask_and_parse(llm_, asked, prompts, policy_,
+                                      [form](const std::string& answer, const rewrite_request&) {
+                                          auto c = parse_completion(answer, form);
+                                          return rewrite_result{c.stop, std::move(c.lines)};
+                                      });
         for (std::size_t k = 0; k < where.size(); ++k) out[where[k]] = std::move(results[k]);
         return out;
     }
@@ -166,13 +166,13 @@ class decomposition_rewriter {
         std::vector<std::string> prompts;
         for (const auto& r : requests)
             prompts.push_back(template_.render({{"question", normalize_question(r.question)}}));
-        return detail::ask_and_parse(llm_, requests, prompts, policy_,
-                                     [](const std::string& answer, const rewrite_request&) {
-                                         rewrite_result res;
-                                         for (const auto& sq : parse_decomposition(answer))
-                                             res.queries.push_back(sq.text());
-                                         return res;
-                                     });
+        return detail::rw::ask_and_parse(llm_, requests, prompts, policy_,
+                                         [](const std::string& answer, const rewrite_request&) {
+                                             rewrite_result res;
+                                             for (const auto& sq : parse_decomposition(answer))
+                                                 res.queries.push_back(sq.text());
+                                             return res;
+                                         });
     }
 
   private:

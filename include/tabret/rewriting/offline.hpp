@@ -5,7 +5,7 @@
 /// table → question generator for Reverse Engineering.
 ///
 /// Term matching: a word is a lower-case run of ASCII letters/digits; identifiers are split at
-/// `_`, `-`, `.` and case changes first; words are compared after detail::stem (plural `s`,
+/// `_`, `-`, `.` and case changes first; words are compared after detail::rw::stem (plural `s`,
 /// `es`, `ies`). Stopwords (offline_stopwords) never count as content.
 
 #include <algorithm>
@@ -27,43 +27,30 @@
 #include "tabret/rewriting/replay_llm.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 #include "tabret/rewriting/text.hpp"
+#include "tabret/text/tokenize.hpp"
 
 namespace tabret {
 
 /**
- * @brief The words that are never schema content: articles, prepositions, conjunctions,
- * pronouns, auxiliaries, wh-words, request verbs (show, list, find, give, …), and aggregation /
- * comparison / ordering words (count, average, total, highest, most, more, than, order, …) that
- * SQL expresses with operators rather than with tables. 140 words, all lower case.
+ * @brief The words that are never schema content for the offline rewriters: the English
+ * function words (text/tokenize.hpp) plus aggregation / comparison / ordering words (count,
+ * average, total, highest, most, more, than, order, …) that SQL expresses with operators rather
+ * than with tables. All lower case.
  */
 inline const std::unordered_set<std::string_view>& offline_stopwords() {
-    static const std::unordered_set<std::string_view> words = {
-        // articles, determiners, pronouns
-        "a", "an", "the", "this", "that", "these", "those", "each", "every", "all", "any", "some",
-        "both", "either", "neither", "other", "another", "such", "it", "its", "they", "them",
-        "their", "he", "she", "his", "her", "him", "we", "our", "us", "you", "your", "i", "me",
-        "my", "there",
-        // prepositions, conjunctions
-        "of", "in", "on", "at", "for", "to", "from", "by", "with", "without", "about", "into", "as",
-        "per", "than", "and", "or", "but", "not", "no", "nor", "if", "then", "also", "only",
-        "between", "among", "within", "over", "under", "above", "below", "after", "before",
-        // auxiliaries
-        "is", "are", "was", "were", "be", "been", "being", "do", "does", "did", "have", "has",
-        "had", "can", "could", "will", "would", "should", "may",
-        // wh-words
-        "what", "which", "who", "whom", "whose", "when", "where", "why", "how",
-        // request verbs
-        "show", "list", "find", "give", "return", "display", "tell", "please", "get", "provide",
-        "indicate", "state",
-        // aggregation, comparison, ordering
-        "many", "much", "count", "number", "average", "avg", "total", "sum", "maximum", "max",
-        "minimum", "min", "highest", "lowest", "largest", "smallest", "most", "least", "more",
-        "less", "greater", "fewer", "top", "order", "sorted", "ascending", "descending", "distinct",
-        "different"};
+    static const std::unordered_set<std::string_view> words = [] {
+        std::unordered_set<std::string_view> w = function_words();
+        w.insert({"many",    "much",      "count",      "number",   "average",  "avg",
+                  "total",   "sum",       "maximum",    "max",      "minimum",  "min",
+                  "highest", "lowest",    "largest",    "smallest", "most",     "least",
+                  "more",    "less",      "greater",    "fewer",    "top",      "order",
+                  "sorted",  "ascending", "descending", "distinct", "different"});
+        return w;
+    }();
     return words;
 }
 
-namespace detail {
+namespace detail::rw {
 
 inline bool is_offline_stopword(std::string_view w) { return offline_stopwords().contains(w); }
 
@@ -93,7 +80,7 @@ inline bool is_number(std::string_view w) {
 /// Content words of @p text: no stopwords, numbers or single letters; order kept, no repeats.
 inline std::vector<std::string> content_words(std::string_view text) {
     std::vector<std::string> out;
-    for (auto& w : identifier_tokens(text)) {
+    for (auto& w : schema_tokens(text)) {
         if (w.size() < 2 || is_number(w) || is_offline_stopword(w)) continue;
         if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
     }
@@ -110,11 +97,11 @@ inline table_words words_of_table(const catalog& cat, table_id t) {
     table_words out;
     const auto& tb = cat.table(t);
     for (const auto* s : {&tb.name, &tb.nl_name})
-        for (const auto& w : identifier_tokens(*s)) out.table.insert(stem(w));
+        for (const auto& w : schema_tokens(*s)) out.table.insert(stem(w));
     for (auto c : tb.columns) {
         const auto& col = cat.column(c);
         for (const auto* s : {&col.name, &col.nl_name})
-            for (const auto& w : identifier_tokens(*s)) out.columns.insert(stem(w));
+            for (const auto& w : schema_tokens(*s)) out.columns.insert(stem(w));
     }
     return out;
 }
@@ -130,7 +117,7 @@ inline const std::string& path_database(const catalog& cat, const std::vector<ta
     return cat.database(cat.table(path.front()).database).name;
 }
 
-}  // namespace detail
+}  // namespace detail::rw
 
 /** @brief The shape of what a removal rewriter writes for the next hop. */
 enum class removal_output {
@@ -143,7 +130,7 @@ enum class removal_output {
  * cover (a table or column name word, compared by stem), tabulate what is left, stop when
  * nothing is left.
  *
- * Content words: detail::content_words of the question after quoted literals are blanked —
+ * Content words: detail::rw::content_words of the question after quoted literals are blanked —
  * no stopwords (offline_stopwords), numbers or single letters.
  * Per request: empty path → the question itself (hop 1 retrieves with the original question);
  * otherwise, with remaining words w1…wn: tabulated → one query `db(w1, w2, …, wn)` (db = the
@@ -168,17 +155,18 @@ class lexical_removal_rewriter {
 
     /** @brief The content words of @p question (see the class comment). */
     [[nodiscard]] static std::vector<std::string> content_terms(std::string_view question) {
-        return detail::content_words(detail::drop_quoted(question));
+        return detail::rw::content_words(detail::rw::drop_quoted(question));
     }
 
     /** @brief The content words of the question that no table of the path covers. */
     [[nodiscard]] std::vector<std::string> remaining_terms(const rewrite_request& r) const {
-        std::vector<detail::table_words> covered;
-        for (auto t : r.path) covered.push_back(detail::words_of_table(*cat_, t));
+        std::vector<detail::rw::table_words> covered;
+        for (auto t : r.path) covered.push_back(detail::rw::words_of_table(*cat_, t));
         std::vector<std::string> out;
         for (auto& w : content_terms(r.question)) {
-            const bool hit = std::any_of(covered.begin(), covered.end(),
-                                         [&](const auto& tw) { return detail::overlaps({w}, tw); });
+            const bool hit = std::any_of(covered.begin(), covered.end(), [&](const auto& tw) {
+                return detail::rw::overlaps({w}, tw);
+            });
             if (!hit) out.push_back(std::move(w));
         }
         return out;
@@ -191,9 +179,9 @@ class lexical_removal_rewriter {
         if (rest.empty()) return {true, {}};
         if (output_ == removal_output::terms)
             return {false, {fmt::format("{}", fmt::join(rest, " "))}};
-        return {
-            false,
-            {fmt::format("{}({})", detail::path_database(*cat_, r.path), fmt::join(rest, ", "))}};
+        return {false,
+                {fmt::format("{}({})", detail::rw::path_database(*cat_, r.path),
+                             fmt::join(rest, ", "))}};
     }
 
     const catalog* cat_;
@@ -214,7 +202,7 @@ inline decomposition_fn recorded_decompositions(std::shared_ptr<const replay_sou
     return [source = std::move(source)](std::string_view question) {
         std::vector<subquery> out;
         for (const auto& item : source->at(question))
-            if (auto sq = detail::to_subquery(item)) out.push_back(std::move(*sq));
+            if (auto sq = detail::rw::to_subquery(item)) out.push_back(std::move(*sq));
         return out;
     };
 }
@@ -250,8 +238,8 @@ class coverage_removal_rewriter {
 
     /** @brief The sub-queries of @p r's question that the path does not cover. */
     [[nodiscard]] std::vector<subquery> uncovered(const rewrite_request& r) const {
-        std::vector<detail::table_words> path;
-        for (auto t : r.path) path.push_back(detail::words_of_table(*cat_, t));
+        std::vector<detail::rw::table_words> path;
+        for (auto t : r.path) path.push_back(detail::rw::words_of_table(*cat_, t));
         std::vector<subquery> out;
         for (auto& sq : decompose_(r.question))
             if (!covered(sq, path)) out.push_back(std::move(sq));
@@ -260,15 +248,15 @@ class coverage_removal_rewriter {
 
   private:
     static std::vector<std::string> words(std::string_view s) {
-        auto w = detail::content_words(s);
-        return w.empty() ? detail::identifier_tokens(s) : w;
+        auto w = detail::rw::content_words(s);
+        return w.empty() ? schema_tokens(s) : w;
     }
 
-    static bool covered(const subquery& sq, const std::vector<detail::table_words>& path) {
+    static bool covered(const subquery& sq, const std::vector<detail::rw::table_words>& path) {
         const auto cw = words(sq.concept_name);
         const auto aw = words(sq.attribute);
         return std::any_of(path.begin(), path.end(), [&](const auto& tw) {
-            return detail::overlaps(cw, tw) && (aw.empty() || detail::overlaps(aw, tw));
+            return detail::rw::overlaps(cw, tw) && (aw.empty() || detail::rw::overlaps(aw, tw));
         });
     }
 
@@ -284,7 +272,7 @@ class coverage_removal_rewriter {
             }
             return {false, {fmt::format("{}", fmt::join(parts, " "))}};
         }
-        return {false, tabulate(detail::path_database(*cat_, r.path), rest)};
+        return {false, tabulate(detail::rw::path_database(*cat_, r.path), rest)};
     }
 
     static std::vector<std::string> tabulate(const std::string& db,
@@ -293,7 +281,7 @@ class coverage_removal_rewriter {
         std::vector<std::vector<std::string>> attributes;
         for (const auto& sq : rest) {
             auto it = std::find_if(concepts.begin(), concepts.end(), [&](const auto& c) {
-                return detail::iequals(c, sq.concept_name);
+                return detail::rw::iequals(c, sq.concept_name);
             });
             if (it == concepts.end()) {
                 concepts.push_back(sq.concept_name);
@@ -301,7 +289,7 @@ class coverage_removal_rewriter {
                 it = concepts.end() - 1;
             }
             auto& attrs = attributes[static_cast<std::size_t>(it - concepts.begin())];
-            if (!sq.attribute.empty()) detail::push_unique(attrs, sq.attribute);
+            if (!sq.attribute.empty()) detail::rw::push_unique(attrs, sq.attribute);
         }
         std::vector<std::string> out;
         for (std::size_t i = 0; i < concepts.size(); ++i)

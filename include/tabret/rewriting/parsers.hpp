@@ -7,7 +7,9 @@
 /// Every parser first splits the answer into content lines (text.hpp, content_lines): CRLF, CR
 /// and a literal backslash-n break lines; code-fence lines are dropped and their contents kept;
 /// list markers (`-`, `*`, `+`, `•`, `1.`, `1)`, `(1)`, `#1`) and enclosing quotes/backticks/`**`
-/// are stripped; blank lines are dropped. All parsers are pure functions and thread-safe.
+/// are stripped; blank lines are dropped. A made-up next few-shot example (a later line starting
+/// `Question: ` or `Table: `, as completion-style models write) is cut off first. All parsers
+/// are pure functions and thread-safe.
 
 #include <algorithm>
 #include <array>
@@ -45,7 +47,7 @@ class llm_parse_error : public parse_error {
 
   private:
     static std::string excerpt(std::string_view s) {
-        auto one_line = detail::collapse_spaces(s);
+        auto one_line = detail::rw::collapse_spaces(s);
         if (one_line.size() > 160) one_line = one_line.substr(0, 157) + "...";
         return one_line;
     }
@@ -85,7 +87,10 @@ enum class completion_form {
     question,  ///< No tabulation: a rewritten natural-language question.
 };
 
-/** @brief One JAR sub-query `concept:attribute`; attribute may be empty (`concept` alone). */
+/**
+ * @brief One JAR sub-query `concept:attribute`; attribute may be empty (`concept` alone).
+ * (`concept` is a C++20 keyword, hence `concept_name`.)
+ */
 struct subquery {
     std::string concept_name;  ///< The kind of thing ("singers").
     std::string attribute;     ///< Its property ("age"); empty if none was given.
@@ -96,7 +101,7 @@ struct subquery {
     friend bool operator==(const subquery&, const subquery&) = default;
 };
 
-namespace detail {
+namespace detail::rw {
 
 /// A `name(col, col, …)` found in a line.
 struct table_item {
@@ -485,7 +490,7 @@ void push_unique(std::vector<T>& v, T x) {
     if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(std::move(x));
 }
 
-}  // namespace detail
+}  // namespace detail::rw
 
 /**
  * @brief Parses a CRUSH hallucinated schema (`club(name, id), member_of_club(club_id, …)`) into
@@ -505,21 +510,22 @@ void push_unique(std::vector<T>& v, T x) {
  */
 inline std::vector<probe> parse_hallucinated_schema(
     std::string_view text, schema_fallback fallback = schema_fallback::whole_answer) {
-    const auto lines = detail::content_lines(detail::cut_continuation(text));
+    const auto lines = detail::rw::content_lines(detail::rw::cut_continuation(text));
     if (lines.empty())
         throw llm_parse_error("hallucinated schema", std::string(text), "empty answer");
     std::vector<probe> probes;
     for (const auto& line : lines) {
-        for (const auto& item : detail::scan_table_items(line, detail::item_mode::crush)) {
-            if (item.columns.empty()) detail::push_unique(probes, probe{item.name, {}});
-            for (const auto& col : item.columns) detail::push_unique(probes, probe{item.name, col});
+        for (const auto& item : detail::rw::scan_table_items(line, detail::rw::item_mode::crush)) {
+            if (item.columns.empty()) detail::rw::push_unique(probes, probe{item.name, {}});
+            for (const auto& col : item.columns)
+                detail::rw::push_unique(probes, probe{item.name, col});
         }
     }
     if (!probes.empty()) return probes;
     if (fallback == schema_fallback::fail)
         throw llm_parse_error("hallucinated schema", std::string(text),
                               "no 'name(column, ...)' found");
-    return {probe{{}, detail::collapse_spaces(fmt::format("{}", fmt::join(lines, " ")))}};
+    return {probe{{}, detail::rw::collapse_spaces(fmt::format("{}", fmt::join(lines, " ")))}};
 }
 
 /**
@@ -532,8 +538,8 @@ inline std::vector<probe> parse_hallucinated_schema(
  * @throws llm_parse_error for an empty answer or one with only filler.
  */
 inline std::string parse_question(std::string_view text) {
-    const auto lines =
-        detail::answer_lines(detail::cut_continuation(text), detail::label_mode::question);
+    const auto lines = detail::rw::answer_lines(detail::rw::cut_continuation(text),
+                                                detail::rw::label_mode::question);
     if (lines.empty()) throw llm_parse_error("question", std::string(text), "no question found");
     auto pick = lines.front();
     for (const auto& l : lines) {
@@ -543,8 +549,8 @@ inline std::string parse_question(std::string_view text) {
             break;
         }
     }
-    auto out = detail::collapse_spaces(
-        detail::strip_unbalanced_quote(detail::strip_enclosing_quotes(pick)));
+    auto out = detail::rw::collapse_spaces(
+        detail::rw::strip_unbalanced_quote(detail::rw::strip_enclosing_quotes(pick)));
     if (out.empty()) throw llm_parse_error("question", std::string(text), "no question found");
     return out;
 }
@@ -552,6 +558,8 @@ inline std::string parse_question(std::string_view text) {
 /**
  * @brief Parses a MURRE completion.
  *
+ * An answer that echoes the prompt counts from its last answer label on (`Missing tables:`,
+ * `Completing tables:`, `Remaining question:` …).
  * The first decisive line (filler such as "Sure." and bare headers skipped, labels such as
  * `Completing Tables:` removed) decides: if it holds no table and reads as a "nothing missing"
  * answer (`None`, `N/A`, "No additional tables are needed", "None needed", "The retrieved tables
@@ -564,24 +572,24 @@ inline std::string parse_question(std::string_view text) {
  */
 inline completion parse_completion(std::string_view text,
                                    completion_form form = completion_form::tables) {
-    const auto body = detail::from_answer_label(detail::cut_continuation(text));
-    const auto lines = detail::answer_lines(body, detail::label_mode::any);
+    const auto body = detail::rw::from_answer_label(detail::rw::cut_continuation(text));
+    const auto lines = detail::rw::answer_lines(body, detail::rw::label_mode::any);
     if (lines.empty()) throw llm_parse_error("completion", std::string(text), "empty answer");
     const bool first_has_table =
-        !detail::scan_table_items(lines.front(), detail::item_mode::murre).empty();
-    if (!first_has_table && detail::is_none_answer(lines.front())) return {true, {}};
+        !detail::rw::scan_table_items(lines.front(), detail::rw::item_mode::murre).empty();
+    if (!first_has_table && detail::rw::is_none_answer(lines.front())) return {true, {}};
     if (form == completion_form::question) return {false, {parse_question(body)}};
     completion out;
     for (const auto& line : lines)
-        for (const auto& item : detail::scan_table_items(line, detail::item_mode::murre))
-            detail::push_unique(out.lines, detail::render_item(item));
+        for (const auto& item : detail::rw::scan_table_items(line, detail::rw::item_mode::murre))
+            detail::rw::push_unique(out.lines, detail::rw::render_item(item));
     if (out.lines.empty())
         for (const auto& line : lines)
-            detail::push_unique(out.lines, detail::collapse_spaces(line));
+            detail::rw::push_unique(out.lines, detail::rw::collapse_spaces(line));
     return out;
 }
 
-namespace detail {
+namespace detail::rw {
 
 /// Known labels before a decomposition ("Sub-queries: a:b"). `Answer:`, `Output:` and
 /// `Result:` could also be concepts ("result:Q1"), so they count as labels only before another
@@ -690,7 +698,7 @@ inline std::optional<subquery> to_subquery(std::string_view raw) {
     return subquery{std::move(concept_name), std::move(attribute)};
 }
 
-}  // namespace detail
+}  // namespace detail::rw
 
 /**
  * @brief Parses a JAR decomposition: one `concept:attribute` sub-query per line (a line without
@@ -707,14 +715,14 @@ inline std::optional<subquery> to_subquery(std::string_view raw) {
 inline std::vector<subquery> parse_decomposition(std::string_view text) {
     std::vector<subquery> out;
     std::vector<std::string> seen;
-    for (const auto& raw : detail::content_lines(detail::cut_continuation(text))) {
-        const auto line = detail::strip_decomposition_label(detail::strip_preface(raw));
-        if (line.empty() || detail::is_prose(line)) continue;
-        for (const auto& part : detail::unbracket(line))
-            for (const auto& piece : detail::split_subqueries(part)) {
-                auto sq = detail::to_subquery(piece);
+    for (const auto& raw : detail::rw::content_lines(detail::rw::cut_continuation(text))) {
+        const auto line = detail::rw::strip_decomposition_label(detail::rw::strip_preface(raw));
+        if (line.empty() || detail::rw::is_prose(line)) continue;
+        for (const auto& part : detail::rw::unbracket(line))
+            for (const auto& piece : detail::rw::split_subqueries(part)) {
+                auto sq = detail::rw::to_subquery(piece);
                 if (!sq) continue;
-                auto key = detail::to_lower(sq->text());
+                auto key = detail::rw::to_lower(sq->text());
                 if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
                 seen.push_back(std::move(key));
                 out.push_back(std::move(*sq));

@@ -38,12 +38,12 @@ namespace tabret {
 
 /** @brief Tier-1 key: whitespace runs collapsed to one space, trimmed. Thread-safe. */
 inline std::string normalize_question(std::string_view question) {
-    return detail::collapse_spaces(question);
+    return detail::rw::collapse_spaces(question);
 }
 
 /** @brief Tier-2 key: lower-case ASCII letter/digit runs joined by one space. Thread-safe. */
 inline std::string loose_question_key(std::string_view question) {
-    return fmt::format("{}", fmt::join(detail::word_tokens(question), " "));
+    return fmt::format("{}", fmt::join(detail::rw::word_tokens(question), " "));
 }
 
 /** @brief What a recording holds. */
@@ -147,7 +147,7 @@ class replay_source {
     std::size_t conflicts_ = 0;
 };
 
-namespace detail {
+namespace detail::rw {
 
 inline nlohmann::json read_json_file(const std::filesystem::path& path) {
     const auto text = read_text_file(path);
@@ -170,7 +170,7 @@ inline std::vector<std::string> string_list(const json_reader& r, const nlohmann
     return out;
 }
 
-}  // namespace detail
+}  // namespace detail::rw
 
 /**
  * @brief Loads CRUSH's recorded hallucinated schemas (`crush4sql/data/bird_dev.json`): a list of
@@ -178,7 +178,7 @@ inline std::vector<std::string> string_list(const json_reader& r, const nlohmann
  * @throws io_error, parse_error (bad JSON), schema_error (wrong structure; names the item).
  */
 inline replay_source load_crush_recordings(const std::filesystem::path& path) {
-    const auto j = detail::read_json_file(path);
+    const auto j = detail::rw::read_json_file(path);
     if (!j.is_array())
         throw schema_error(fmt::format("{}: expected a list of questions", path.string()));
     replay_source src(fmt::format("CRUSH recordings {}", path.filename().string()),
@@ -188,8 +188,8 @@ inline replay_source load_crush_recordings(const std::filesystem::path& path) {
         const detail::json_reader r(j[i], source, fmt::format("[{}]", i));
         const auto& items =
             r.get("question_decomposition_hallucinate_schema_bird", nlohmann::json::value_t::array);
-        src.add(r.str("question"),
-                detail::string_list(r, items, "question_decomposition_hallucinate_schema_bird"));
+        src.add(r.str("question"), detail::rw::string_list(
+                                       r, items, "question_decomposition_hallucinate_schema_bird"));
     }
     return src;
 }
@@ -202,8 +202,8 @@ inline replay_source load_crush_recordings(const std::filesystem::path& path) {
  */
 inline replay_source load_jar_decompositions(const std::filesystem::path& decomp_path,
                                              const std::filesystem::path& dev_path) {
-    const auto decomp = detail::read_json_file(decomp_path);
-    const auto dev = detail::read_json_file(dev_path);
+    const auto decomp = detail::rw::read_json_file(decomp_path);
+    const auto dev = detail::rw::read_json_file(dev_path);
     if (!decomp.is_array())
         throw schema_error(
             fmt::format("{}: expected a list of decompositions", decomp_path.string()));
@@ -241,11 +241,11 @@ inline replay_source load_jar_decompositions(const std::filesystem::path& decomp
  */
 inline std::optional<std::string> extract_question(std::string_view prompt) {
     std::optional<std::string> found;
-    for (const auto& line : detail::split_lines(prompt)) {
+    for (const auto& line : detail::rw::split_lines(prompt)) {
         // split_lines also breaks at a literal backslash-n; questions do not contain one.
         if (std::string_view(line).starts_with(question_marker))
-            found =
-                std::string(detail::trim(std::string_view(line).substr(question_marker.size())));
+            found = std::string(
+                detail::rw::trim(std::string_view(line).substr(question_marker.size())));
     }
     return found;
 }
@@ -267,8 +267,8 @@ inline llm_fn replay_llm(std::shared_ptr<const replay_source> source) {
             const auto q = extract_question(p);
             if (!q)
                 throw llm_error(fmt::format("{}: prompt has no '{}' line to replay by: \"{}\"",
-                                            source->name(), detail::trim(question_marker),
-                                            detail::collapse_spaces(p).substr(0, 120)));
+                                            source->name(), detail::rw::trim(question_marker),
+                                            detail::rw::collapse_spaces(p).substr(0, 120)));
             out.push_back(source->completion(*q));
         }
         return out;
@@ -286,7 +286,8 @@ inline llm_fn replay_llm(replay_source source) {
  * Queries per request (the path is ignored; stop is always false):
  * - hallucinated_schema: the probes (`table.column`) of every recorded item, parsed with
  *   parse_hallucinated_schema;
- * - decomposition: each recorded sub-query, trimmed (`concept:attribute`).
+ * - decomposition: each recorded sub-query as subquery::text() (`concept:attribute`, split at
+ *   the first colon, each side trimmed).
  * Thread-safe. @throws missing_recording_error for a question without a recording.
  */
 class recorded_rewriter {
@@ -310,8 +311,9 @@ class recorded_rewriter {
     [[nodiscard]] std::vector<std::string> queries(const std::vector<std::string>& items) const {
         std::vector<std::string> out;
         for (const auto& item : items) {
+            if (detail::rw::trim(item).empty()) continue;
             if (source_->kind() == recording_kind::decomposition) {
-                out.emplace_back(detail::trim(item));
+                if (auto sq = detail::rw::to_subquery(item)) out.push_back(sq->text());
                 continue;
             }
             for (const auto& p : parse_hallucinated_schema(item)) out.push_back(p.text());

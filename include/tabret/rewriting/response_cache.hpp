@@ -28,7 +28,7 @@
 
 namespace tabret {
 
-namespace detail {
+namespace detail::rw {
 
 /// Length-prefixed so that no (model, prompt) pair can collide with another.
 inline std::string cache_key(std::string_view model, std::string_view prompt) {
@@ -41,7 +41,7 @@ inline std::string cache_line(std::string_view model, std::string_view prompt,
     return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
-}  // namespace detail
+}  // namespace detail::rw
 
 /**
  * @brief A cache of LLM completions keyed by (model name, prompt).
@@ -74,7 +74,7 @@ class response_cache {
     [[nodiscard]] std::optional<std::string> find(std::string_view model,
                                                   std::string_view prompt) const {
         std::lock_guard lock(mutex_);
-        const auto it = entries_.find(detail::cache_key(model, prompt));
+        const auto it = entries_.find(detail::rw::cache_key(model, prompt));
         if (it == entries_.end()) return std::nullopt;
         return it->second;
     }
@@ -97,8 +97,8 @@ class response_cache {
         std::lock_guard lock(mutex_);
         std::string lines;
         for (std::size_t i = 0; i < prompts.size(); ++i) {
-            entries_[detail::cache_key(model, prompts[i])] = completions[i];
-            if (file_) lines += detail::cache_line(model, prompts[i], completions[i]);
+            entries_[detail::rw::cache_key(model, prompts[i])] = completions[i];
+            if (file_) lines += detail::rw::cache_line(model, prompts[i], completions[i]);
         }
         if (file_ && !lines.empty()) append(lines);
     }
@@ -145,7 +145,7 @@ class response_cache {
 
     /// Returns false for a truncated last line; throws parse_error for any other bad line.
     bool load_line(std::string_view line, std::size_t line_no, bool complete) {
-        if (detail::trim(line).empty()) return true;
+        if (detail::rw::trim(line).empty()) return true;
         const auto j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded()) {
             if (!complete) return false;
@@ -159,7 +159,7 @@ class response_cache {
         };
         const auto model = field("model");
         const auto prompt = field("prompt");
-        entries_[detail::cache_key(model, prompt)] = field("completion");
+        entries_[detail::rw::cache_key(model, prompt)] = field("completion");
         return true;
     }
 

@@ -13,7 +13,7 @@
 
 #include "tabret/catalog.hpp"
 
-namespace tabret::detail {
+namespace tabret::detail::rw {
 
 inline bool is_space(char c) noexcept {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
@@ -87,8 +87,20 @@ inline std::vector<std::string> split_lines(std::string_view text) {
     return lines;
 }
 
-/// Removes one matching pair of enclosing quotes or backticks (`"…"`, `'…'`, `` `…` ``,
-/// `“…”`, `‘…’`, `**…**`), repeatedly.
+/// True if @p mark occurs in @p s; an apostrophe between two letters (`student's`) is no mark.
+inline bool contains_mark(std::string_view s, std::string_view mark) {
+    for (auto pos = s.find(mark); pos != std::string_view::npos; pos = s.find(mark, pos + 1)) {
+        const bool apostrophe = (mark == "'" || mark == "\xE2\x80\x99") && pos > 0 &&
+                                pos + mark.size() < s.size() && is_alnum(s[pos - 1]) &&
+                                is_alnum(s[pos + mark.size()]);
+        if (!apostrophe) return true;
+    }
+    return false;
+}
+
+/// Removes a matching pair of enclosing quotes or backticks (`"…"`, `'…'`, `` `…` ``, `“…”`,
+/// `‘…’`, `**…**`), repeatedly. A pair is removed only if neither mark occurs inside
+/// (`'a', 'b'` keeps its quotes; an apostrophe as in `'the student's name'` does not count).
 inline std::string_view strip_enclosing_quotes(std::string_view s) {
     constexpr std::string_view pairs[][2] = {{"\"", "\""},
                                              {"'", "'"},
@@ -100,11 +112,13 @@ inline std::string_view strip_enclosing_quotes(std::string_view s) {
         changed = false;
         s = trim(s);
         for (const auto& p : pairs) {
-            if (s.size() >= p[0].size() + p[1].size() && s.starts_with(p[0]) && s.ends_with(p[1])) {
-                s = s.substr(p[0].size(), s.size() - p[0].size() - p[1].size());
-                changed = true;
-                break;
-            }
+            if (s.size() < p[0].size() + p[1].size() || !s.starts_with(p[0]) || !s.ends_with(p[1]))
+                continue;
+            const auto inner = s.substr(p[0].size(), s.size() - p[0].size() - p[1].size());
+            if (contains_mark(inner, p[0]) || contains_mark(inner, p[1])) continue;
+            s = inner;
+            changed = true;
+            break;
         }
     }
     return s;
@@ -200,11 +214,6 @@ inline std::vector<std::string> word_tokens(std::string_view s) {
     return out;
 }
 
-/// Splits identifiers first (snake_case, CamelCase) and then into lower-case word tokens.
-inline std::vector<std::string> identifier_tokens(std::string_view s) {
-    return word_tokens(natural_name(s));
-}
-
 /**
  * A deliberately tiny English stemmer for matching question words to schema words: `ies` → `y`,
  * `sses` → `ss`, `xes`/`ches`/`shes` → drop `es`, otherwise a final `s` is dropped (not `ss`,
@@ -222,4 +231,4 @@ inline std::string stem(std::string_view w) {
     return s;
 }
 
-}  // namespace tabret::detail
+}  // namespace tabret::detail::rw
