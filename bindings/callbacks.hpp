@@ -6,10 +6,12 @@
 
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/index/table_index.hpp>
+#include <tabret/rewriting/llm.hpp>
 
 #include <cstring>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
@@ -67,6 +69,54 @@ inline progress_fn python_progress_fn(pybind11::object fn) {
         pybind11::gil_scoped_acquire gil;
         if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
         (*held)(std::string(stage), done, total);
+    };
+}
+
+/// Checks a Python LLM answer and copies it out: a sequence (not a str) of exactly @p expected
+/// str. TypeError for anything else; tabret::llm_error (LLMError) for the wrong count.
+inline std::vector<std::string> to_completions(const pybind11::handle& answer, std::size_t expected,
+                                               const std::string& who) {
+    namespace py = pybind11;
+    const auto type_name = [](const py::handle& h) {
+        return py::type::of(h).attr("__name__").cast<std::string>();
+    };
+    if (py::isinstance<py::str>(answer) || py::isinstance<py::bytes>(answer) ||
+        !py::isinstance<py::sequence>(answer))
+        throw py::type_error("LLM '" + who + "' must return a list of str (one per prompt), got " +
+                             type_name(answer));
+    const auto seq = py::reinterpret_borrow<py::sequence>(answer);
+    std::vector<std::string> out;
+    out.reserve(expected);
+    const auto n = seq.size();
+    if (n != expected)
+        throw llm_error("LLM '" + who + "' returned " + std::to_string(n) + " completions for " +
+                        std::to_string(expected) + " prompts");
+    for (std::size_t i = 0; i < n; ++i) {
+        const py::object item = seq[i];
+        if (!py::isinstance<py::str>(item))
+            throw py::type_error("LLM '" + who + "' returned completion " + std::to_string(i) +
+                                 " as a " + type_name(item) + ", not a str");
+        out.push_back(item.cast<std::string>());
+    }
+    return out;
+}
+
+/// A Python callable `list[str] -> list[str]` as an llm_fn: the GIL is taken once per batch, the
+/// answer is checked (to_completions) and copied out; Ctrl-C is polled before the call.
+inline llm_fn python_llm_fn(pybind11::object fn, std::string name) {
+    auto held = keep(std::move(fn));
+    return [held, name = std::move(name)](std::span<const std::string> prompts) {
+        namespace py = pybind11;
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        py::list batch(prompts.size());
+        for (std::size_t i = 0; i < prompts.size(); ++i) {
+            auto* s = PyUnicode_DecodeUTF8(prompts[i].data(),
+                                           static_cast<Py_ssize_t>(prompts[i].size()), "replace");
+            if (s == nullptr) throw py::error_already_set();
+            batch[i] = py::reinterpret_steal<py::str>(s);
+        }
+        return to_completions((*held)(batch), prompts.size(), name);
     };
 }
 

@@ -2,6 +2,7 @@
 // One register_* function per family; module.cpp calls them in dependency order.
 
 #include <tabret/embedding/callback_embedder.hpp>
+#include <tabret/rewriting/llm.hpp>
 
 #include <string>
 
@@ -14,8 +15,14 @@ void register_catalog(pybind11::module_& m);
 void register_io(pybind11::module_& m);
 void register_index(pybind11::module_& m);
 void register_retrieval(pybind11::module_& m);
+void register_rewriting(pybind11::module_& m);
 
 /// A HashingEmbedder (used without the GIL) or a Python callable, as one C++ embedder type.
 callback_embedder to_embedder(const pybind11::object& embed, const std::string& name);
+
+/// A NativeLLM (used without the GIL), an object whose `native` attribute is one, or a Python
+/// callable `list[str] -> list[str]`, as an llm_fn. @p name labels its errors ("" = the
+/// object's `name` attribute, else its type name).
+llm_fn to_llm(const pybind11::object& llm, const std::string& name = "");
 
 }  // namespace tabret::bindings

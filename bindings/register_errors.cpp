@@ -1,7 +1,12 @@
 // Maps the tabret::error family to Python exceptions that also derive from the matching builtin
-// (FileError is an OSError, ParseError and SchemaError are ValueErrors).
+// (FileError is an OSError, ParseError and SchemaError are ValueErrors; LLMError is a
+// RuntimeError, MissingRecordingError also a LookupError, TemplateError a ValueError).
 #include <tabret/embedding/matrix.hpp>
 #include <tabret/error.hpp>
+#include <tabret/rewriting/llm.hpp>
+#include <tabret/rewriting/parsers.hpp>
+#include <tabret/rewriting/prompts.hpp>
+#include <tabret/rewriting/replay_llm.hpp>
 
 #include "register.hpp"
 
@@ -18,6 +23,13 @@ py::handle new_exception(py::module_& m, const char* name, py::tuple bases, cons
     if (!type) throw py::error_already_set();
     m.attr(name) = type;
     return type.release();  // the module keeps it alive; no decref after finalisation
+}
+
+/// A str from bytes that may not be valid UTF-8 (an LLM answer): bad bytes become U+FFFD.
+py::object lenient_str(const std::string& s) {
+    auto* obj = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    if (obj == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::object>(obj);
 }
 
 }  // namespace
@@ -38,9 +50,30 @@ void register_errors(py::module_& m) {
     static auto embedding_error_type =
         new_exception(m, "EmbeddingError", py::make_tuple(base, builtins.attr("ValueError")),
                       "An embedding of the wrong shape, or with NaN or infinity.");
+    static auto llm_error_type =
+        new_exception(m, "LLMError", py::make_tuple(base, builtins.attr("RuntimeError")),
+                      "An LLM call failed or misbehaved (wrong number of completions, HTTP "
+                      "error after the last retry).");
+    static auto llm_parse_error_type = new_exception(
+        m, "LLMParseError", py::make_tuple(parse_error_type),
+        "An LLM answer that yields nothing usable; has .parser and .answer (the raw text).");
+    static auto missing_recording_type = new_exception(
+        m, "MissingRecordingError", py::make_tuple(llm_error_type, builtins.attr("LookupError")),
+        "A replayed question that has no recorded answer; has .question.");
+    static auto template_error_type =
+        new_exception(m, "TemplateError", py::make_tuple(base, builtins.attr("ValueError")),
+                      "A prompt template that is malformed, lacks a value, or is not in the set.");
+    // Most derived first: each catch clause must come before the clauses of its bases.
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
+        } catch (const tabret::llm_parse_error& e) {
+            py::object exc = llm_parse_error_type(lenient_str(e.what()));
+            exc.attr("source") = e.source();
+            exc.attr("line") = e.line();
+            exc.attr("parser") = e.parser();
+            exc.attr("answer") = lenient_str(e.answer());
+            PyErr_SetObject(llm_parse_error_type.ptr(), exc.ptr());
         } catch (const tabret::parse_error& e) {
             py::object exc = parse_error_type(e.what());
             exc.attr("source") = e.source();
@@ -52,6 +85,14 @@ void register_errors(py::module_& m) {
             PyErr_SetString(embedding_error_type.ptr(), e.what());
         } catch (const tabret::schema_error& e) {
             PyErr_SetString(schema_error_type.ptr(), e.what());
+        } catch (const tabret::missing_recording_error& e) {
+            py::object exc = missing_recording_type(lenient_str(e.what()));
+            exc.attr("question") = lenient_str(e.question());
+            PyErr_SetObject(missing_recording_type.ptr(), exc.ptr());
+        } catch (const tabret::llm_error& e) {
+            PyErr_SetObject(llm_error_type.ptr(), lenient_str(e.what()).ptr());
+        } catch (const tabret::template_error& e) {
+            PyErr_SetString(template_error_type.ptr(), e.what());
         } catch (const tabret::error& e) {
             PyErr_SetString(base.ptr(), e.what());
         }

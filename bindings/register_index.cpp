@@ -33,6 +33,10 @@ index_kind to_kind(const std::string& s) {
     throw py::value_error("kind must be 'exact' or 'hnsw', not '" + s + "'");
 }
 
+matrix embed_list(const hashing_embedder& e, const std::vector<std::string>& texts) {
+    return e.embed(texts);
+}
+
 }  // namespace
 
 callback_embedder to_embedder(const py::object& embed, const std::string& name) {
@@ -48,18 +52,16 @@ callback_embedder to_embedder(const py::object& embed, const std::string& name) 
 void register_index(py::module_& m) {
     py::class_<hashing_embedder>(m, "HashingEmbedder",
                                  "Model-free embedder: hashed words, word pairs, char n-grams.")
-        .def(
-            py::init([](std::size_t dim, std::size_t char_ngram, float word_weight,
-                        float bigram_weight, float char_weight) {
-                return hashing_embedder({dim, char_ngram, word_weight, bigram_weight, char_weight});
-            }),
-            py::arg("dim") = 1024, py::arg("char_ngram") = 3, py::arg("word_weight") = 1.0f,
-            py::arg("bigram_weight") = 0.25f, py::arg("char_weight") = 1.0f,
+        .def(py::init([](std::size_t dim, std::size_t char_ngram, float word_weight,
+                         float bigram_weight, float char_weight, bool stopwords) {
+                 return hashing_embedder(
+                     {dim, char_ngram, word_weight, bigram_weight, char_weight, stopwords});
+             }),
+             py::arg("dim") = 1024, py::arg("char_ngram") = 3, py::arg("word_weight") = 1.0f,
+             py::arg("bigram_weight") = 0.25f, py::arg("char_weight") = 1.0f,
              py::arg("stopwords") = true)
-        .def("embed", &hashing_embedder::embed, py::arg("texts"),
-             py::call_guard<py::gil_scoped_release>())
-        .def("__call__", &hashing_embedder::embed, py::arg("texts"),
-             py::call_guard<py::gil_scoped_release>())
+        .def("embed", &embed_list, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
+        .def("__call__", &embed_list, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("dim", &hashing_embedder::dim)
         .def_property_readonly("name", &hashing_embedder::name)
         .def("__repr__",

@@ -3,28 +3,50 @@
 from tabret._core import (
     Column,
     Database,
+    EmbeddingError,
     Error,
     FileError,
     ForeignKey,
+    LLMError,
+    LLMParseError,
+    MissingRecordingError,
     ParseError,
     SchemaError,
     Table,
+    TemplateError,
     __version__,
 )
 from tabret.catalog import Catalog
 from tabret.datasets import Question, demo_catalog, demo_questions
+from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
+from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 
 __all__ = [
     "Catalog",
     "Column",
     "Database",
+    "DenseRetriever",
+    "EmbeddingError",
     "Error",
     "FileError",
     "ForeignKey",
+    "HashingEmbedder",
+    "LLMError",
+    "LLMParseError",
+    "LexicalRetriever",
+    "MissingRecordingError",
     "ParseError",
     "Question",
+    "Retrieval",
     "SchemaError",
+    "ScoredColumn",
+    "ScoredTable",
+    "SentenceTransformerEmbedder",
     "Table",
+    "TableIndex",
+    "TemplateError",
+    "TraceStep",
     "__version__",
     "demo_catalog",
     "demo_questions",

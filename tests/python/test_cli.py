@@ -29,8 +29,10 @@ def test_catalog_error_is_reported_not_raised(
 
 def test_catalog_convert_then_reload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo.json"
-    assert main(["demo", "--limit", "2"]) == 0
-    assert "36 questions with gold tables" in capsys.readouterr().out
+    assert main(["demo", "--limit", "2", "--embedder", "hashing", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "Over all 36 demo questions" in out
+    assert "| demo | hashing(" in out
     from tabret.datasets import _demo_file
 
     assert main(["catalog", "json", str(_demo_file("catalog.json")), "--save", str(out)]) == 0
