@@ -14,24 +14,20 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from tabret import _core
 from tabret._core import (
     Completion,
-    CompletionForm,
     CoverageRemovalRewriter,
     LexicalRemovalRewriter,
     LLMParseError,
     NativeLLM,
-    OnParseFailure,
     Probe,
     PromptSet,
     RecordedRewriter,
-    RemovalOutput,
     RewriteRequest,
     RewriteResult,
-    SchemaFallback,
     SubQuery,
     TemplateError,
     TemplateQuestionGenerator,
@@ -82,6 +78,14 @@ __all__ = [
 ]
 
 PathLike = str | os.PathLike[str]
+#: What parse_hallucinated_schema does with an answer without any ``name(cols)``.
+SchemaFallback = Literal["whole_answer", "fail"]
+#: What the MURRE prompt asks for: missing tables, or a rewritten question.
+CompletionForm = Literal["tables", "question"]
+#: What an LLM rewriter does with an answer that does not parse.
+OnParseFailure = Literal["use_question", "raise"]
+#: What a removal rewriter writes: ``db(w1, w2)``-style tables, or plain words.
+RemovalOutput = Literal["tabulated", "terms"]
 LLMLike = LLM | NativeLLM | Callable[[list[str]], list[str]]
 
 

@@ -30,9 +30,9 @@ def test_catalog_error_is_reported_not_raised(
 def test_catalog_convert_then_reload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo.json"
     assert main(["demo", "--limit", "2", "--embedder", "hashing", "--quiet"]) == 0
-    out = capsys.readouterr().out
-    assert "Over all 36 demo questions" in out
-    assert "| demo | hashing(" in out
+    printed = capsys.readouterr().out
+    assert "Over all 36 demo questions" in printed
+    assert "| demo | hashing(" in printed
     from tabret.datasets import _demo_file
 
     assert main(["catalog", "json", str(_demo_file("catalog.json")), "--save", str(out)]) == 0
