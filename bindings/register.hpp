@@ -3,6 +3,7 @@
 
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/rewriting/llm.hpp>
+#include <tabret/serialize.hpp>
 
 #include <string>
 
@@ -16,6 +17,10 @@ void register_io(pybind11::module_& m);
 void register_index(pybind11::module_& m);
 void register_retrieval(pybind11::module_& m);
 void register_rewriting(pybind11::module_& m);
+
+/// "signature" | "words" | "ddl" and "natural" | "original", shared by every family.
+table_format to_table_format(const std::string& s);
+name_style to_name_style(const std::string& s);
 
 /// A HashingEmbedder (used without the GIL) or a Python callable, as one C++ embedder type.
 callback_embedder to_embedder(const pybind11::object& embed, const std::string& name);

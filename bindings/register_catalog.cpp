@@ -4,26 +4,26 @@
 
 #include <pybind11/stl.h>
 
+#include "choices.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
 
 namespace tabret::bindings {
 
-namespace {
-
 table_format to_table_format(const std::string& s) {
-    if (s == "signature") return table_format::signature;
-    if (s == "words") return table_format::words;
-    if (s == "ddl") return table_format::ddl;
-    throw py::value_error("format must be 'signature', 'words' or 'ddl', not '" + s + "'");
+    return choice<table_format>("format", s,
+                                {{"signature", table_format::signature},
+                                 {"words", table_format::words},
+                                 {"ddl", table_format::ddl}});
 }
 
 name_style to_name_style(const std::string& s) {
-    if (s == "natural") return name_style::natural;
-    if (s == "original") return name_style::original;
-    throw py::value_error("names must be 'natural' or 'original', not '" + s + "'");
+    return choice<name_style>(
+        "names", s, {{"natural", name_style::natural}, {"original", name_style::original}});
 }
+
+namespace {
 
 template <class T>
 std::string record_repr(const char* type, const T& r) {

@@ -6,6 +6,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
+#include "choices.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -14,23 +15,9 @@ namespace tabret::bindings {
 
 namespace {
 
-table_format to_format(const std::string& s) {
-    if (s == "signature") return table_format::signature;
-    if (s == "words") return table_format::words;
-    if (s == "ddl") return table_format::ddl;
-    throw py::value_error("format must be 'signature', 'words' or 'ddl', not '" + s + "'");
-}
-
-name_style to_names(const std::string& s) {
-    if (s == "natural") return name_style::natural;
-    if (s == "original") return name_style::original;
-    throw py::value_error("names must be 'natural' or 'original', not '" + s + "'");
-}
-
 index_kind to_kind(const std::string& s) {
-    if (s == "exact") return index_kind::exact;
-    if (s == "hnsw") return index_kind::hnsw;
-    throw py::value_error("kind must be 'exact' or 'hnsw', not '" + s + "'");
+    return choice<index_kind>("kind", s,
+                              {{"exact", index_kind::exact}, {"hnsw", index_kind::hnsw}});
 }
 
 matrix embed_list(const hashing_embedder& e, const std::vector<std::string>& texts) {
@@ -75,8 +62,8 @@ void register_index(py::module_& m) {
                const std::string& kind, std::size_t hnsw_m, std::size_t ef_construction,
                std::size_t ef_search, std::size_t batch_size, const py::object& progress) {
                 table_index_options o;
-                o.format = to_format(format);
-                o.names = to_names(names);
+                o.format = to_table_format(format);
+                o.names = to_name_style(names);
                 o.columns = columns;
                 o.kind = to_kind(kind);
                 o.hnsw.m = hnsw_m;

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "callbacks.hpp"
+#include "choices.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -15,9 +16,8 @@ namespace tabret::bindings {
 namespace {
 
 fusion_mode to_fusion(const std::string& s) {
-    if (s == "rrf") return fusion_mode::rrf;
-    if (s == "weighted") return fusion_mode::weighted;
-    throw py::value_error("fusion must be 'rrf' or 'weighted', not '" + s + "'");
+    return choice<fusion_mode>("fusion", s,
+                               {{"rrf", fusion_mode::rrf}, {"weighted", fusion_mode::weighted}});
 }
 
 /// Owns what a dense_retriever refers to, so Python can hold it alone.

@@ -111,7 +111,7 @@ class CallableLLM:
         if not callable(fn):
             raise TypeError(f"an LLM must be callable, got {type(fn).__name__}")
         self._fn = fn
-        self._name = name or getattr(fn, "__qualname__", type(fn).__name__)
+        self._name = name or _name_of(fn)
 
     @property
     def name(self) -> str:

@@ -445,8 +445,9 @@ def test_a_raising_llm_keeps_its_exception_type() -> None:
         CachedLLM(raising, model="m")(["p"])
     with pytest.raises(Boom):
         CrushRewriter(raising).rewrite(["q"])
+    answers: dict[str, str] = {}
     with pytest.raises(KeyError):
-        complete(lambda p: {}["missing"], ["p"])
+        complete(lambda p: [answers[x] for x in p], ["p"])
 
 
 def test_not_an_llm_is_a_type_error() -> None:

@@ -1,0 +1,30 @@
+#pragma once
+// Python passes enum choices as strings ("signature", "hnsw", …); one helper maps them and
+// names every valid choice when the string is not one.
+
+#include <initializer_list>
+#include <string>
+#include <utility>
+
+#include <pybind11/pybind11.h>
+
+namespace tabret::bindings {
+
+/// The value named @p s among @p choices; ValueError "what must be 'a', 'b' or 'c', not 's'".
+template <class E>
+E choice(const char* what, const std::string& s,
+         std::initializer_list<std::pair<const char*, E>> choices) {
+    std::string names;
+    std::size_t i = 0;
+    for (const auto& [name, value] : choices) {
+        if (s == name) return value;
+        names += (i == 0                    ? "'"
+                  : i + 1 == choices.size() ? " or '"
+                                            : ", '") +
+                 std::string(name) + "'";
+        ++i;
+    }
+    throw pybind11::value_error(std::string(what) + " must be " + names + ", not '" + s + "'");
+}
+
+}  // namespace tabret::bindings
