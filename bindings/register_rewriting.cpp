@@ -23,6 +23,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
+#include "choices.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -59,33 +60,31 @@ py::str lenient_str(std::string_view s) {
 }
 
 schema_fallback to_fallback(const std::string& s) {
-    if (s == "whole_answer") return schema_fallback::whole_answer;
-    if (s == "fail") return schema_fallback::fail;
-    throw py::value_error("fallback must be 'whole_answer' or 'fail', not '" + s + "'");
+    return choice<schema_fallback>(
+        "fallback", s,
+        {{"whole_answer", schema_fallback::whole_answer}, {"fail", schema_fallback::fail}});
 }
 
 completion_form to_form(const std::string& s) {
-    if (s == "tables") return completion_form::tables;
-    if (s == "question") return completion_form::question;
-    throw py::value_error("form must be 'tables' or 'question', not '" + s + "'");
+    return choice<completion_form>(
+        "form", s, {{"tables", completion_form::tables}, {"question", completion_form::question}});
 }
 
 on_parse_failure to_policy(const std::string& s) {
-    if (s == "use_question") return on_parse_failure::use_question;
-    if (s == "raise") return on_parse_failure::raise;
-    throw py::value_error("on_parse_failure must be 'use_question' or 'raise', not '" + s + "'");
+    return choice<on_parse_failure>(
+        "on_parse_failure", s,
+        {{"use_question", on_parse_failure::use_question}, {"raise", on_parse_failure::raise}});
 }
 
 removal_output to_output(const std::string& s) {
-    if (s == "tabulated") return removal_output::tabulated;
-    if (s == "terms") return removal_output::terms;
-    throw py::value_error("output must be 'tabulated' or 'terms', not '" + s + "'");
+    return choice<removal_output>(
+        "output", s, {{"tabulated", removal_output::tabulated}, {"terms", removal_output::terms}});
 }
 
 recording_kind to_recording_kind(const std::string& s) {
-    if (s == "hallucinated_schema") return recording_kind::hallucinated_schema;
-    if (s == "decomposition") return recording_kind::decomposition;
-    throw py::value_error("kind must be 'hallucinated_schema' or 'decomposition', not '" + s + "'");
+    return choice<recording_kind>("kind", s,
+                                  {{"hallucinated_schema", recording_kind::hallucinated_schema},
+                                   {"decomposition", recording_kind::decomposition}});
 }
 
 const char* kind_name(recording_kind k) {

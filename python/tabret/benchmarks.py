@@ -5,19 +5,27 @@
 - BirdUnion: the 1,534 BIRD dev questions; corpus = the 11 dev databases (75 tables).
   Questions and gold tables from ``murre/dataset/bird/dev.json``, the *intermediate* BIRD
   revision (MURRE's); ``bird/dev.json`` is newer and CRUSH's file older.
+
+Gold columns (``BenchmarkQuestion.gold_columns``, for column-level metrics):
+- SpiderUnion: every column the parsed gold SQL of ``spider/dev.json`` mentions (``*`` excluded),
+  matched to MURRE's questions by (db_id, question text).
+- BirdUnion: ``schema_elements`` of ``crush4sql/data/bird_dev.json`` (the *oldest* revision),
+  matched by normalised question text; questions missing there keep ``()`` and are not scored
+  at column level.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from tabret.catalog import Catalog
 from tabret.datasets import data_dir, demo_catalog, demo_questions
 
-__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkQuestion", "load_benchmark"]
+__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkQuestion", "load_benchmark", "sql_columns"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,7 @@ class BenchmarkQuestion:
     db: str
     question: str
     gold_tables: tuple[int, ...]  # table ids in the benchmark's catalog
+    gold_columns: tuple[int, ...] = ()  # column ids in the catalog; empty when unknown
 
 
 @dataclass(frozen=True)
@@ -35,14 +44,19 @@ class Benchmark:
     questions: list[BenchmarkQuestion]
     source: str  # which files (and which BIRD revision) the gold comes from
 
+    @property
+    def column_questions(self) -> int:
+        """How many questions have gold columns (are scored at column level)."""
+        return sum(1 for q in self.questions if q.gold_columns)
+
 
 def _gold_from_rel_schema(
     cat: Catalog, db: str, rel_schema: list[str], where: str
 ) -> tuple[int, ...]:
     """``rel_schema`` names tables by natural-language name (``db.table name(cols…)``)."""
     by_nl: dict[tuple[str, str], int] = {}
-    for t_id, t in enumerate(cat.tables):
-        key = (cat.database(t.database).name.lower(), t.nl_name.lower())
+    for t_id, table in enumerate(cat.tables):
+        key = (cat.database(table.database).name.lower(), table.nl_name.lower())
         by_nl.setdefault(key, t_id)
     gold = []
     for item in rel_schema:
@@ -72,18 +86,181 @@ def _murre(name: str, tables: str, questions: str, source: str, root: Path | Non
     return Benchmark(name, cat, qs, source)
 
 
+# --- Spider parsed SQL -> column indexes ----------------------------------------------------
+#
+# The parsed ``sql`` of Spider's dev.json:
+#   sql       = {select, from, where, groupBy, orderBy, having, limit, intersect, union, except}
+#   select    = [is_distinct, [[agg_id, val_unit], ...]]
+#   from      = {"table_units": [["table_unit", table_id] | ["sql", sql], ...], "conds": conds}
+#   conds     = [cond_unit, "and" | "or", cond_unit, ...]   (where, having, from.conds)
+#   cond_unit = [not_op, op_id, val_unit, val1, val2]; val1/val2: a value, a col_unit or a sql
+#   val_unit  = [unit_op, col_unit, col_unit | None]
+#   col_unit  = [agg_id, col_id, is_distinct]                (col_id 0 is "*")
+#   groupBy   = [col_unit, ...];  orderBy = [] | ["asc" | "desc", [val_unit, ...]]
+
+
+def _is_sql(x: object) -> bool:
+    return isinstance(x, dict) and "select" in x
+
+
+def _col_unit(cu: Any) -> Iterator[int]:
+    if isinstance(cu, list) and len(cu) == 3 and isinstance(cu[1], int):
+        yield cu[1]
+
+
+def _val_unit(vu: Any) -> Iterator[int]:
+    if vu:
+        _, left, right = vu
+        yield from _col_unit(left)
+        if right is not None:
+            yield from _col_unit(right)
+
+
+def _value(v: Any) -> Iterator[int]:
+    """A condition's right-hand side: a nested query, a column, or a literal (nothing)."""
+    if _is_sql(v):
+        yield from _sql(v)
+    elif isinstance(v, list):
+        yield from _col_unit(v)
+
+
+def _conds(conds: list[Any]) -> Iterator[int]:
+    for cond in conds:
+        if isinstance(cond, str):  # "and" / "or"
+            continue
+        _not, _op, vu, val1, val2 = cond
+        yield from _val_unit(vu)
+        yield from _value(val1)
+        yield from _value(val2)
+
+
+def _sql(sql: Mapping[str, Any]) -> Iterator[int]:
+    for _agg, vu in sql["select"][1]:
+        yield from _val_unit(vu)
+    for kind, unit in sql["from"]["table_units"]:
+        if kind == "sql":
+            yield from _sql(unit)
+    yield from _conds(sql["from"]["conds"])
+    yield from _conds(sql["where"])
+    for cu in sql["groupBy"]:
+        yield from _col_unit(cu)
+    yield from _conds(sql["having"])
+    if sql["orderBy"]:
+        for vu in sql["orderBy"][1]:
+            yield from _val_unit(vu)
+    for key in ("intersect", "union", "except"):
+        if sql.get(key):
+            yield from _sql(sql[key])
+
+
+def sql_columns(sql: Mapping[str, Any]) -> tuple[int, ...]:
+    """Per-database column indexes (Spider ``column_names`` order, ``*`` = 0 left out) that a
+    parsed Spider SQL mentions anywhere, nested queries included; first-seen order."""
+    return tuple(c for c in dict.fromkeys(_sql(sql)) if c != 0)
+
+
+def _spider_column_ids(cat: Catalog, tables_path: Path) -> dict[str, list[int]]:
+    """db_id -> global column id of each per-database column index (index 0, ``*``, -> -1).
+
+    The catalog adds each database's columns in ``column_names`` order without ``*``, so index
+    i >= 1 is the database's first column id + i - 1; checked here against the names."""
+    out: dict[str, list[int]] = {}
+    for db in json.loads(tables_path.read_text(encoding="utf-8")):
+        db_id = cat.find_database(db["db_id"])
+        if db_id is None:
+            raise ValueError(f"{tables_path}: database '{db['db_id']}' is not in the catalog")
+        first = cat.table(cat.database(db_id).tables[0]).columns[0]
+        ids = [-1]
+        for i, (t, name) in enumerate(db["column_names_original"][1:], start=1):
+            col = cat.column(first + i - 1)
+            table = db["table_names_original"][t]
+            if col.name != name or cat.table(col.table).name != table:
+                raise ValueError(f"{tables_path}: column {db['db_id']}.{table}.{name} misplaced")
+            ids.append(first + i - 1)
+        out[db["db_id"]] = ids
+    return out
+
+
+def _spider_gold_columns(bench: Benchmark, root: Path) -> Benchmark:
+    """Adds the gold columns of the parsed SQL in ``spider/dev.json`` to SpiderUnion."""
+    col_ids = _spider_column_ids(bench.catalog, root / "spider/tables.json")
+    dev = json.loads((root / "spider/dev.json").read_text(encoding="utf-8"))
+    by_question = {(e["db_id"], e["question"]): e for e in dev}
+    by_query = {(e["db_id"], " ".join(e["query"].split())): e for e in dev}
+    murre = {
+        str(q["id"]): q
+        for q in json.loads((root / "murre/dataset/spider/dev.json").read_text(encoding="utf-8"))
+    }
+    questions = []
+    for q in bench.questions:
+        entry = by_question.get((q.db, q.question)) or by_query.get(
+            (q.db, " ".join(murre[q.id]["query"].split()))
+        )
+        if entry is None:
+            raise ValueError(f"SpiderUnion question {q.id} is not in spider/dev.json")
+        gold = tuple(col_ids[q.db][c] for c in sql_columns(entry["sql"]))
+        questions.append(replace(q, gold_columns=gold))
+    return replace(bench, questions=questions)
+
+
+def _normalise(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _crush_gold_columns(bench: Benchmark, root: Path) -> tuple[Benchmark, int, int]:
+    """Adds CRUSH's ``schema_elements`` to BirdUnion, matched by (db, normalised question).
+
+    An element is ``[db, table, column]`` (lowercase original names) or ``[db, table]`` (a
+    ``COUNT(*)``: no column). Returns the benchmark, how many questions found no single match
+    and how many matched one with an element that names no catalog column (CRUSH's file has a
+    few, e.g. an empty table for a sub-query alias); both kinds keep ``()``."""
+    path = root / "crush4sql/data/bird_dev.json"
+    cat = bench.catalog
+    candidates: dict[tuple[str, str], list[tuple[int, ...] | None]] = {}
+    for e in json.loads(path.read_text(encoding="utf-8")):
+        cols: list[int] = []
+        resolved = True
+        for element in e["schema_elements"]:
+            t = cat.find_table(element[0], element[1])
+            c = cat.find_column(t, element[2]) if t is not None and len(element) == 3 else None
+            if t is None or (c is None and len(element) == 3):
+                resolved = False  # the question's gold would be incomplete
+                break
+            if c is not None:
+                cols.append(c)
+        key = (e["db_id"], _normalise(e["question"]))
+        candidates.setdefault(key, []).append(tuple(dict.fromkeys(cols)) if resolved else None)
+    questions, unmatched, broken = [], 0, 0
+    for q in bench.questions:
+        found = set(candidates.get((q.db, _normalise(q.question)), []))
+        gold = found.pop() if len(found) == 1 else None
+        if gold is not None:
+            questions.append(replace(q, gold_columns=gold))
+            continue
+        questions.append(q)
+        if found or not candidates.get((q.db, _normalise(q.question))):
+            unmatched += 1  # absent from CRUSH's revision, or ambiguous there
+        else:
+            broken += 1
+    return replace(bench, questions=questions), unmatched, broken
+
+
 def spider_union(root: Path | None = None) -> Benchmark:
-    return _murre(
+    root = root or data_dir()
+    bench = _murre(
         "spider-union",
         "spider/tables.json",
         "murre/dataset/spider/dev.json",
-        "Spider dev without '*' (murre/dataset/spider/dev.json); corpus spider/tables.json",
+        "Spider dev without '*' (murre/dataset/spider/dev.json); corpus spider/tables.json; "
+        "gold columns from the parsed SQL of spider/dev.json",
         root,
     )
+    return _spider_gold_columns(bench, root)
 
 
 def bird_union(root: Path | None = None) -> Benchmark:
-    return _murre(
+    root = root or data_dir()
+    bench = _murre(
         "bird-union",
         "bird/dev_tables.json",
         "murre/dataset/bird/dev.json",
@@ -91,6 +268,13 @@ def bird_union(root: Path | None = None) -> Benchmark:
         "corpus bird/dev_tables.json",
         root,
     )
+    bench, unmatched, broken = _crush_gold_columns(bench, root)
+    source = (
+        f"{bench.source}; gold columns from crush4sql/data/bird_dev.json (oldest revision) for "
+        f"{bench.column_questions} questions ({unmatched} not in that revision, "
+        f"{broken} with an unresolvable gold element)"
+    )
+    return replace(bench, source=source)
 
 
 def demo(root: Path | None = None) -> Benchmark:

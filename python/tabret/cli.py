@@ -7,9 +7,14 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tabret._core import Error
 from tabret.catalog import Catalog
+
+if TYPE_CHECKING:
+    from tabret.eval import RetrieveFn
+    from tabret.index import _Retriever
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -83,18 +88,34 @@ def _embedder_arg(name: str) -> object:
     return SentenceTransformerEmbedder(name)
 
 
+def _with_columns(retriever: _Retriever) -> RetrieveFn:
+    """``retrieve(questions, k)`` that also asks for the top ``k`` columns."""
+    return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_table
     from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 
+    column_level = args.level == "column"
+    if column_level and set(args.method) != {"single-hop"}:
+        raise ValueError(
+            "--level column ranks columns by dense cosine: only --method single-hop is valid"
+        )
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
     bench = load_benchmark(args.benchmark, Path(args.data_dir) if args.data_dir else None)
+    if column_level and not bench.column_questions:
+        raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     embedder = _embedder_arg(args.embedder)
     index = TableIndex.build(
-        bench.catalog, embedder, format=args.format, columns=False, progress=not args.quiet
-    )  # type: ignore[arg-type]
+        bench.catalog,
+        embedder,  # type: ignore[arg-type]
+        format=args.format,
+        columns=column_level,
+        progress=not args.quiet,
+    )
     results = []
     for method in args.method:
         retriever = (
@@ -102,12 +123,14 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             if method == "bm25"
             else DenseRetriever(index, hybrid=method == "hybrid")
         )
+        retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
-            retriever.retrieve,
+            retrieve,
             bench,
             args.k,
             method=method,
             embedder=index.embedder_name,
+            level=args.level,
             progress=not args.quiet,
         )
         res.command = command
@@ -116,7 +139,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
         print(format_table(results))
-        print(f"\n{bench.source}; {len(bench.questions)} questions, {bench.catalog!r}")
+        scored = f"{results[0].questions} scored at column level, " if column_level else ""
+        print(f"\n{bench.source}; {len(bench.questions)} questions, {scored}{bench.catalog!r}")
     if args.output:
         Path(args.output).write_text(json.dumps([r.to_json() for r in results], indent=1))
     return 0
@@ -177,6 +201,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="signature",
         choices=["signature", "words", "ddl"],
         help="table serialisation that is embedded (default: signature, db.table(cols))",
+    )
+    p.add_argument(
+        "--level",
+        default="table",
+        choices=["table", "column"],
+        help="score ranked tables against gold tables (default), or ranked columns (cosine "
+        "top-k of db.table.column texts) against gold columns; column needs single-hop",
     )
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
     p.add_argument(

@@ -1,11 +1,16 @@
-"""Evaluation: complete recall (k=) and recall (r@) at several k, mean tables returned."""
+"""Evaluation: complete recall (k=) and recall (r@) at several k, mean items returned.
+
+``level="table"`` scores the ranked tables against ``gold_tables`` (every question);
+``level="column"`` scores the ranked columns against ``gold_columns``, over the questions that
+have gold columns only.
+"""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from tabret import _core
 from tabret.benchmarks import Benchmark
@@ -14,6 +19,9 @@ from tabret.results import Retrieval
 __all__ = ["EvalResult", "evaluate", "format_table"]
 
 RetrieveFn = Callable[[list[str], int], list[Retrieval]]
+"""``retrieve(questions, k)``: at column level it must return ``k`` columns per question, e.g.
+``lambda qs, k: retriever.retrieve(qs, k, k_columns=k)``."""
+Level = Literal["table", "column"]
 
 
 @dataclass
@@ -21,10 +29,11 @@ class EvalResult:
     benchmark: str
     method: str
     embedder: str
-    questions: int
-    complete_recall: dict[int, float]  # k -> percent of questions with every gold table in top k
-    recall: dict[int, float]  # k -> mean percent of gold tables in top k
-    mean_tables: dict[int, float]  # k -> mean number of tables returned at k
+    questions: int  # questions scored (at column level: those with gold columns)
+    complete_recall: dict[int, float]  # k -> percent of questions with every gold item in top k
+    recall: dict[int, float]  # k -> mean percent of gold items in top k
+    mean_tables: dict[int, float]  # k -> mean number of items (tables or columns) returned at k
+    level: Level = "table"
     source: str = ""
     command: str = ""
     per_question: list[dict[str, Any]] = field(default_factory=list)
@@ -40,12 +49,22 @@ def evaluate(
     *,
     method: str = "",
     embedder: str = "",
+    level: Level = "table",
     batch_size: int = 128,
     progress: bool = True,
 ) -> EvalResult:
-    """Runs ``retrieve(questions, max(ks))`` over the benchmark in batches and scores it."""
+    """Runs ``retrieve(questions, max(ks))`` over the benchmark in batches and scores it at
+    ``level`` ("table": ``res.tables`` vs ``gold_tables``; "column": ``res.columns`` vs
+    ``gold_columns``, only over questions with gold columns)."""
     if not ks or min(ks) <= 0:
         raise ValueError(f"ks must be positive, got {list(ks)}")
+    if level not in ("table", "column"):
+        raise ValueError(f"level must be 'table' or 'column', got '{level}'")
+    questions = (
+        [q for q in bench.questions if q.gold_columns] if level == "column" else bench.questions
+    )
+    if level == "column" and not questions:
+        raise ValueError(f"benchmark '{bench.name}' has no gold columns to score at column level")
     k_max = max(ks)
     results: list[Retrieval] = []
     bar = None
@@ -53,66 +72,62 @@ def evaluate(
         from tqdm import tqdm
 
         bar = tqdm(
-            total=len(bench.questions),
+            total=len(questions),
             desc=f"{bench.name} {method}",
             unit="q",
             file=sys.stderr,
             leave=False,
         )
-    for start in range(0, len(bench.questions), batch_size):
-        batch = bench.questions[start : start + batch_size]
+    for start in range(0, len(questions), batch_size):
+        batch = questions[start : start + batch_size]
         results.extend(retrieve([q.question for q in batch], k_max))
         if bar is not None:
             bar.update(len(batch))
     if bar is not None:
         bar.close()
+    if level == "column":
+        ranked = [[c.id for c in res.columns] for res in results]
+        golds = [list(q.gold_columns) for q in questions]
+    else:
+        ranked = [[t.id for t in res.tables] for res in results]
+        golds = [list(q.gold_tables) for q in questions]
+    n = max(len(questions), 1)
+    pairs = list(zip(ranked, golds, strict=True))
     cr: dict[int, float] = {}
     r: dict[int, float] = {}
     mt: dict[int, float] = {}
-    n = max(len(bench.questions), 1)
     for k in ks:
-        ranked = [[t.id for t in res.tables] for res in results]
-        cr[k] = (
-            100
-            * sum(
-                _core.complete_recall_at(rk, list(q.gold_tables), k)
-                for rk, q in zip(ranked, bench.questions, strict=True)
-            )
-            / n
-        )
-        r[k] = (
-            100
-            * sum(
-                _core.recall_at(rk, list(q.gold_tables), k)
-                for rk, q in zip(ranked, bench.questions, strict=True)
-            )
-            / n
-        )
+        cr[k] = 100 * sum(_core.complete_recall_at(rk, g, k) for rk, g in pairs) / n
+        r[k] = 100 * sum(_core.recall_at(rk, g, k) for rk, g in pairs) / n
         mt[k] = sum(min(k, len(rk)) for rk in ranked) / n
     per_question = [
-        {"id": q.id, "gold": list(q.gold_tables), "ranked": [t.id for t in res.tables]}
-        for q, res in zip(bench.questions, results, strict=True)
+        {"id": q.id, "gold": g, "ranked": rk}
+        for q, g, rk in zip(questions, golds, ranked, strict=True)
     ]
     return EvalResult(
         bench.name,
         method,
         embedder,
-        len(bench.questions),
+        len(questions),
         cr,
         r,
         mt,
+        level,
         bench.source,
         per_question=per_question,
     )
 
 
 def format_table(results: Sequence[EvalResult]) -> str:
-    """A Markdown table with one row per result: k= (complete recall) then r@ (recall)."""
+    """A Markdown table with one row per result: k= (complete recall) then r@ (recall) per k.
+    A "level" column (table/column) follows "data" when any result is column-level."""
     ks = sorted({k for res in results for k in res.recall})
-    head = ["data", "embedder", "method"] + [f"k={k}" for k in ks] + [f"r@{k}" for k in ks]
+    show_level = any(res.level != "table" for res in results)
+    head = ["data"] + (["level"] if show_level else []) + ["embedder", "method"]
+    head += [f"k={k}" for k in ks] + [f"r@{k}" for k in ks]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for res in results:
-        cells = [res.benchmark, res.embedder, res.method]
+        cells = [res.benchmark] + ([res.level] if show_level else []) + [res.embedder, res.method]
         cells += [f"{res.complete_recall[k]:.1f}" for k in ks]
         cells += [f"{res.recall[k]:.1f}" for k in ks]
         lines.append("| " + " | ".join(cells) + " |")

@@ -133,8 +133,10 @@ class OpenAICompatibleLLM:
     Each prompt is one ``POST {base_url}/chat/completions`` with
     ``{"model", "messages": [{"role": "user", "content": prompt}], "temperature", "max_tokens"}``
     (a ``system`` message first when ``system_prompt`` is given; ``extra_body`` is merged in);
-    the completion is ``choices[0].message.content``. A batch runs on up to ``concurrency``
-    threads; identical prompts are sent once; answers keep the order of the prompts.
+    the completion is ``choices[0].message.content``. ``proxies`` maps schemes to proxy URLs
+    (``{}``: always connect directly; ``None``: the environment's ``http_proxy``/``no_proxy``).
+    A batch runs on up to ``concurrency`` threads; identical prompts are sent once; answers keep
+    the order of the prompts.
 
     A request that fails with a connection error, a timeout (``timeout`` seconds per socket
     operation), HTTP 429 or a 5xx status is retried up to ``max_retries`` times after
@@ -158,10 +160,14 @@ class OpenAICompatibleLLM:
         system_prompt: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
         headers: Mapping[str, str] | None = None,
+        proxies: Mapping[str, str] | None = None,
         name: str | None = None,
     ) -> None:
-        if not base_url:
-            raise ValueError("base_url must not be empty (e.g. http://localhost:8000/v1)")
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"base_url must be an http:// or https:// URL (e.g. http://localhost:8000/v1), "
+                f"not {base_url!r}"
+            )
         if not model:
             raise ValueError("model must not be empty")
         if timeout <= 0:
@@ -187,6 +193,9 @@ class OpenAICompatibleLLM:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._headers.update(headers or {})
         self._name = name or model
+        # None: the environment's proxies (http_proxy, no_proxy, ...); {}: always direct.
+        handler = urllib.request.ProxyHandler(None if proxies is None else dict(proxies))
+        self._opener = urllib.request.build_opener(handler)
 
     @property
     def name(self) -> str:
@@ -238,7 +247,7 @@ class OpenAICompatibleLLM:
                 request = urllib.request.Request(
                     self.url, data=body, headers=self._headers, method="POST"
                 )
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                with self._opener.open(request, timeout=self.timeout) as response:
                     payload = response.read()
                 return self._content(payload)
             except urllib.error.HTTPError as err:
@@ -248,7 +257,7 @@ class OpenAICompatibleLLM:
                 delay = _retry_after(err.headers.get("Retry-After") if err.headers else None)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
                 reason = err.reason if isinstance(err, urllib.error.URLError) else err
-                last = f"{type(reason).__name__}: {reason}".rstrip(": ")
+                last = reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
             if attempt < self.max_retries:
                 wait_s = self.backoff * 2**attempt * (1.0 + 0.1 * random.random())
                 wait_s = min(60.0, max(wait_s, delay or 0.0))

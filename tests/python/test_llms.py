@@ -136,7 +136,7 @@ def server() -> Iterator[tuple[str, Script]]:
 
 
 def client(base_url: str, **kwargs: Any) -> OpenAICompatibleLLM:
-    options: dict[str, Any] = {"timeout": 5.0, "max_retries": 2, "backoff": 0.01}
+    options: dict[str, Any] = {"timeout": 5.0, "max_retries": 2, "backoff": 0.01, "proxies": {}}
     options.update(kwargs)
     return OpenAICompatibleLLM(base_url, "test-model", **options)
 
@@ -256,6 +256,8 @@ def test_openai_rejects_bad_settings() -> None:
         OpenAICompatibleLLM("http://127.0.0.1:1/v1", "m", timeout=0)
     with pytest.raises(ValueError, match="base_url"):
         OpenAICompatibleLLM("", "m")
+    with pytest.raises(ValueError, match="base_url"):
+        OpenAICompatibleLLM("localhost:8000/v1", "m")
 
 
 def test_openai_behind_a_rewriter_and_a_cache(server: tuple[str, Script], tmp_path: Path) -> None:
