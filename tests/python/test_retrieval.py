@@ -144,10 +144,12 @@ def test_threads_agree_with_serial(demo_index: TableIndex) -> None:
     qs = [q.question for q in tabret.demo_questions()] * 20
     serial = retriever.retrieve(qs, 5)
     chunks = [qs[i : i + 90] for i in range(0, len(qs), 90)]
+
+    def run(chunk: list[str]) -> list[tabret.Retrieval]:
+        return retriever.retrieve(chunk, 5)
+
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
-        parallel = [
-            r for part in pool.map(lambda c: retriever.retrieve(c, 5), chunks) for r in part
-        ]
+        parallel = [r for part in pool.map(run, chunks) for r in part]
     assert parallel == serial
 
 
