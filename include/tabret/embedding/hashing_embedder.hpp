@@ -53,9 +53,9 @@ class hashing_embedder {
     [[nodiscard]] const hashing_params& params() const noexcept { return params_; }
     /// Names the configuration; stored in saved indexes so a mismatch is caught on load.
     [[nodiscard]] std::string name() const {
-        return fmt::format("hashing(dim={},n={},w={},b={},c={}{})", params_.dim,
-                           params_.char_ngram, params_.word_weight, params_.bigram_weight,
-                           params_.char_weight, params_.stopwords ? "" : ",all-words");
+        return fmt::format("hashing(dim={},n={},w={},b={},c={}{})", params_.dim, params_.char_ngram,
+                           params_.word_weight, params_.bigram_weight, params_.char_weight,
+                           params_.stopwords ? "" : ",all-words");
     }
 
   private:
