@@ -333,7 +333,21 @@ def _retry_after(value: str | None) -> float | None:
         return None
 
 
-class CachedLLM:
+class _NativeLLMWrapper:
+    """An LLM whose work is a C++ callback: rewriters call ``native`` without the GIL."""
+
+    _native: NativeLLM
+
+    @property
+    def native(self) -> NativeLLM:
+        """The C++ callback (what rewriters call, without the GIL)."""
+        return self._native
+
+    def __call__(self, prompts: list[str]) -> list[str]:
+        return self._native(prompts)
+
+
+class CachedLLM(_NativeLLMWrapper):
     """``llm`` behind a :class:`ResponseCache` under the name ``model`` (default ``llm.name``):
     cached prompts cost nothing, the misses of a batch go to ``llm`` in one deduplicated batch
     and are stored (appended to the cache file, if any). Runs in C++; a Python ``llm`` is called
@@ -361,19 +375,11 @@ class CachedLLM:
     def cache(self) -> ResponseCache:
         return self._cache
 
-    @property
-    def native(self) -> NativeLLM:
-        """The C++ callback (what rewriters call, without the GIL)."""
-        return self._native
-
-    def __call__(self, prompts: list[str]) -> list[str]:
-        return self._native(prompts)
-
     def __repr__(self) -> str:
         return f"CachedLLM({self._model!r}, {self._cache!r})"
 
 
-class ReplayLLM:
+class ReplayLLM(_NativeLLMWrapper):
     """An LLM that answers from recorded outputs: the question is the last ``Question: `` line
     of each prompt (every built-in prompt that takes a question ends with one), matched exactly
     after whitespace folding, else loosely (case, punctuation, mis-decoded UTF-8); the answer is
@@ -403,14 +409,6 @@ class ReplayLLM:
     @property
     def source(self) -> ReplaySource:
         return self._source
-
-    @property
-    def native(self) -> NativeLLM:
-        """The C++ callback (what rewriters call, without the GIL)."""
-        return self._native
-
-    def __call__(self, prompts: list[str]) -> list[str]:
-        return self._native(prompts)
 
     def __repr__(self) -> str:
         return f"ReplayLLM({self._source!r})"

@@ -53,6 +53,23 @@ std::vector<rewrite_result> ask_and_parse(const llm_fn& llm,
     return out;
 }
 
+/// One prompt per question from @p t; each parsed item's text() becomes a query.
+template <class Parse>
+std::vector<rewrite_result> ask_per_question(const llm_fn& llm, const prompt_template& t,
+                                             std::span<const rewrite_request> requests,
+                                             on_parse_failure policy, Parse parse) {
+    std::vector<std::string> prompts;
+    for (const auto& r : requests)
+        prompts.push_back(t.render({{"question", normalize_question(r.question)}}));
+    return ask_and_parse(llm, requests, prompts, policy,
+                         [&](const std::string& answer, const rewrite_request&) {
+                             rewrite_result res;
+                             for (const auto& item : parse(answer))
+                                 res.queries.push_back(item.text());
+                             return res;
+                         });
+}
+
 }  // namespace detail::rw
 
 /**
@@ -70,16 +87,9 @@ class crush_rewriter {
 
     [[nodiscard]] std::vector<rewrite_result> rewrite(
         std::span<const rewrite_request> requests) const {
-        std::vector<std::string> prompts;
-        for (const auto& r : requests)
-            prompts.push_back(template_.render({{"question", normalize_question(r.question)}}));
-        return detail::rw::ask_and_parse(llm_, requests, prompts, policy_,
-                                         [](const std::string& answer, const rewrite_request&) {
-                                             rewrite_result res;
-                                             for (const auto& p : parse_hallucinated_schema(answer))
-                                                 res.queries.push_back(p.text());
-                                             return res;
-                                         });
+        return detail::rw::ask_per_question(
+            llm_, template_, requests, policy_,
+            [](const std::string& answer) { return parse_hallucinated_schema(answer); });
     }
 
   private:
@@ -163,16 +173,9 @@ class decomposition_rewriter {
 
     [[nodiscard]] std::vector<rewrite_result> rewrite(
         std::span<const rewrite_request> requests) const {
-        std::vector<std::string> prompts;
-        for (const auto& r : requests)
-            prompts.push_back(template_.render({{"question", normalize_question(r.question)}}));
-        return detail::rw::ask_and_parse(llm_, requests, prompts, policy_,
-                                         [](const std::string& answer, const rewrite_request&) {
-                                             rewrite_result res;
-                                             for (const auto& sq : parse_decomposition(answer))
-                                                 res.queries.push_back(sq.text());
-                                             return res;
-                                         });
+        return detail::rw::ask_per_question(
+            llm_, template_, requests, policy_,
+            [](const std::string& answer) { return parse_decomposition(answer); });
     }
 
   private:
