@@ -65,6 +65,14 @@ inline std::string fold(std::string_view s) {
     return out;
 }
 
+/// ASCII case-insensitive equality: the same folding as fold() and the catalog's lookups.
+inline bool iequals(std::string_view a, std::string_view b) noexcept {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
+               return std::tolower(x) == std::tolower(y);
+           });
+}
+
 /// Splits snake_case, kebab-case and CamelCase identifiers into lower-case words.
 inline std::string natural_name(std::string_view ident) {
     std::string out;

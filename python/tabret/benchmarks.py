@@ -50,21 +50,29 @@ class Benchmark:
         return sum(1 for q in self.questions if q.gold_columns)
 
 
-def _gold_from_rel_schema(
-    cat: Catalog, db: str, rel_schema: list[str], where: str
-) -> tuple[int, ...]:
-    """``rel_schema`` names tables by natural-language name (``db.table name(cols…)``)."""
-    by_nl: dict[tuple[str, str], int] = {}
+def _tables_by_nl_name(cat: Catalog) -> dict[tuple[str, str], int | None]:
+    """(db, natural-language table name) -> table id, lower-cased; None where two tables of a
+    database share the name (a gold entry naming it would be ambiguous)."""
+    by_nl: dict[tuple[str, str], int | None] = {}
     for t_id, table in enumerate(cat.tables):
         key = (cat.database(table.database).name.lower(), table.nl_name.lower())
-        by_nl.setdefault(key, t_id)
+        by_nl[key] = None if key in by_nl else t_id
+    return by_nl
+
+
+def _gold_from_rel_schema(
+    by_nl: dict[tuple[str, str], int | None], db: str, rel_schema: list[str], where: str
+) -> tuple[int, ...]:
+    """``rel_schema`` names tables by natural-language name (``db.table name(cols…)``)."""
     gold = []
     for item in rel_schema:
         db_name, rest = item.split(".", 1)
         name = rest.split("(", 1)[0].strip().lower()
         t = by_nl.get((db_name.lower(), name))
         if t is None or db_name != db:
-            raise ValueError(f"{where}: gold table '{db_name}.{name}' is not in the catalog")
+            raise ValueError(
+                f"{where}: gold table '{db_name}.{name}' is not in the catalog or is ambiguous"
+            )
         gold.append(t)
     return tuple(dict.fromkeys(gold))
 
@@ -74,12 +82,13 @@ def _murre(name: str, tables: str, questions: str, source: str, root: Path | Non
     cat = Catalog.from_spider_json(root / tables)
     path = root / questions
     raw = json.loads(path.read_text(encoding="utf-8"))
+    by_nl = _tables_by_nl_name(cat)
     qs = [
         BenchmarkQuestion(
             str(q["id"]),
             q["db_id"],
             q["utterance"],
-            _gold_from_rel_schema(cat, q["db_id"], q["rel_schema"], f"{path} question {q['id']}"),
+            _gold_from_rel_schema(by_nl, q["db_id"], q["rel_schema"], f"{path} question {q['id']}"),
         )
         for q in raw
     ]

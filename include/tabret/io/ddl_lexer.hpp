@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "tabret/catalog.hpp"  // detail::iequals
 #include "tabret/error.hpp"
 
 namespace tabret::detail {
@@ -27,14 +28,6 @@ struct ddl_token {
     std::string text;      ///< Word, number or symbol as written; quoted text without quotes.
     std::size_t line = 0;  ///< 1-based line where the token starts.
 };
-
-/// ASCII case-insensitive comparison, the same folding as the catalog's lookups.
-inline bool iequals(std::string_view a, std::string_view b) {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-               return std::tolower(static_cast<unsigned char>(x)) ==
-                      std::tolower(static_cast<unsigned char>(y));
-           });
-}
 
 inline bool is_one_of(std::string_view word, std::initializer_list<std::string_view> words) {
     return std::any_of(words.begin(), words.end(),

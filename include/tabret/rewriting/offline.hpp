@@ -52,6 +52,15 @@ inline const std::unordered_set<std::string_view>& offline_stopwords() {
 
 namespace detail::rw {
 
+/// Rewrites requests one by one (offline rewriters need no batching).
+template <class F>
+std::vector<rewrite_result> each_request(std::span<const rewrite_request> requests, F rewrite_one) {
+    std::vector<rewrite_result> out;
+    out.reserve(requests.size());
+    for (const auto& r : requests) out.push_back(rewrite_one(r));
+    return out;
+}
+
 inline bool is_offline_stopword(std::string_view w) { return offline_stopwords().contains(w); }
 
 /// The question with quoted literals ('Ford', "AHD") blanked: they are values, not schema.
@@ -147,10 +156,7 @@ class lexical_removal_rewriter {
 
     [[nodiscard]] std::vector<rewrite_result> rewrite(
         std::span<const rewrite_request> requests) const {
-        std::vector<rewrite_result> out;
-        out.reserve(requests.size());
-        for (const auto& r : requests) out.push_back(rewrite_one(r));
-        return out;
+        return detail::rw::each_request(requests, [this](const auto& r) { return rewrite_one(r); });
     }
 
     /** @brief The content words of @p question (see the class comment). */
@@ -230,10 +236,7 @@ class coverage_removal_rewriter {
 
     [[nodiscard]] std::vector<rewrite_result> rewrite(
         std::span<const rewrite_request> requests) const {
-        std::vector<rewrite_result> out;
-        out.reserve(requests.size());
-        for (const auto& r : requests) out.push_back(rewrite_one(r));
-        return out;
+        return detail::rw::each_request(requests, [this](const auto& r) { return rewrite_one(r); });
     }
 
     /** @brief The sub-queries of @p r's question that the path does not cover. */

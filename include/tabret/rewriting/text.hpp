@@ -55,10 +55,7 @@ inline std::string to_lower(std::string_view s) {
     return out;
 }
 
-inline bool iequals(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(),
-                                              [](char x, char y) { return lower(x) == lower(y); });
-}
+using tabret::detail::iequals;
 
 inline bool istarts_with(std::string_view s, std::string_view prefix) noexcept {
     return s.size() >= prefix.size() && iequals(s.substr(0, prefix.size()), prefix);
