@@ -2,7 +2,9 @@
 /// @file embedding/embedder.hpp
 /// @brief The Embedder concept and the one way the library calls an embedder.
 
+#include <algorithm>
 #include <concepts>
+#include <cstddef>
 #include <span>
 #include <string>
 
@@ -31,6 +33,30 @@ matrix embed_normalized(const E& e, std::span<const std::string> texts, std::siz
     check_embeddings(m, texts.size(), dim, "embedder");
     normalize_rows(m);
     return m;
+}
+
+/**
+ * @brief Embeds @p texts with one call to @p e per batch of @p batch_size texts, checked and
+ * normalised (embed_normalized), into one matrix; calls @p on_batch(texts done) after each batch.
+ * @param dim expected dimension, or 0 to take the first batch's.
+ * @throws error for batch_size == 0; embedding_error for a bad answer; whatever @p on_batch throws.
+ */
+template <Embedder E, class F>
+matrix embed_in_batches(const E& e, std::span<const std::string> texts, std::size_t batch_size,
+                        std::size_t dim, F&& on_batch) {
+    if (batch_size == 0) throw error("batch_size must be positive");
+    matrix out;
+    for (std::size_t begin = 0; begin < texts.size(); begin += batch_size) {
+        const auto n = std::min(batch_size, texts.size() - begin);
+        const auto part = embed_normalized(e, texts.subspan(begin, n), dim);
+        if (begin == 0) {
+            dim = static_cast<std::size_t>(part.cols());
+            out.resize(static_cast<Eigen::Index>(texts.size()), part.cols());
+        }
+        out.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(n)) = part;
+        on_batch(begin + n);
+    }
+    return out;
 }
 
 }  // namespace tabret

@@ -26,6 +26,7 @@
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/io/manifest.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
@@ -57,11 +58,6 @@ inline std::string_view to_string(table_format f) {
 }
 inline std::string_view to_string(name_style s) {
     return s == name_style::original ? "original" : "natural";
-}
-
-inline std::string matrix_bytes(const matrix& m) {
-    return {reinterpret_cast<const char*>(m.data()),
-            static_cast<std::size_t>(m.size()) * sizeof(float)};
 }
 
 }  // namespace detail
@@ -132,29 +128,19 @@ class table_index {
      * interrupted save leaves the previous index intact. @throws io_error.
      */
     void save(const std::filesystem::path& dir) const {
-        const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", dir.string(), ::getpid()));
-        std::filesystem::remove_all(tmp);
-        std::filesystem::create_directories(tmp);
-        try {
-            nlohmann::json files = nlohmann::json::object();
-            auto put = [&](const std::string& name, const std::string& data) {
-                write_file_atomic(tmp / name, data);
-                files[name] = {{"bytes", data.size()}, {"fnv1a64", detail::checksum_hex(data)}};
-            };
-            put("catalog.json", catalog_to_json(catalog_).dump(1));
-            put("tables.f32", detail::matrix_bytes(tables_.vectors()));
-            if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
-            put("bm25.json", bm25_.to_json().dump());
-            if (tables_hnsw_) put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
-            if (columns_hnsw_)
-                put("columns.hnsw", hnsw_bytes(*columns_hnsw_, tmp / "columns.hnsw"));
-            write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
-            swap_in(tmp, dir);
-        } catch (...) {
-            std::error_code ec;
-            std::filesystem::remove_all(tmp, ec);
-            throw;
-        }
+        detail::save_directory(
+            dir,
+            [&](const std::filesystem::path& tmp, const detail::put_file_fn& put) {
+                put("catalog.json", catalog_to_json(catalog_).dump(1));
+                put("tables.f32", detail::matrix_bytes(tables_.vectors()));
+                if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
+                put("bm25.json", bm25_.to_json().dump());
+                if (tables_hnsw_)
+                    put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
+                if (columns_hnsw_)
+                    put("columns.hnsw", hnsw_bytes(*columns_hnsw_, tmp / "columns.hnsw"));
+            },
+            [&](const nlohmann::json& files) { return manifest(files); });
     }
 
     /**
@@ -165,12 +151,7 @@ class table_index {
      */
     static table_index load(const std::filesystem::path& dir) {
         const auto manifest_path = dir / "manifest.json";
-        nlohmann::json doc;
-        try {
-            doc = nlohmann::json::parse(read_text_file(manifest_path));
-        } catch (const nlohmann::json::parse_error& e) {
-            throw parse_error(manifest_path.string(), 0, e.what());
-        }
+        const auto doc = detail::read_manifest(dir);
         const detail::json_reader r(doc, manifest_path.string(), "manifest");
         if (r.str("format") != "tabret-index")
             throw io_error(fmt::format("{}: not a tabret index (format '{}')",
@@ -181,17 +162,20 @@ class table_index {
                 "rebuild the index",
                 manifest_path.string(), v, table_index_version));
         const auto files = r.get("files", nlohmann::json::value_t::object);
-        auto read = [&](const std::string& name) { return read_verified(dir, files, name); };
+        auto read = [&](const std::string& name) {
+            return detail::read_verified(dir, files, name);
+        };
 
         table_index index(catalog_from_json(nlohmann::json::parse(read("catalog.json")),
                                             (dir / "catalog.json").string()),
                           r.str("embedder"), options_from(r));
         index.dim_ = static_cast<std::size_t>(r.integer("dim"));
-        index.tables_ = exact_index(read_matrix(dir, read("tables.f32"), "tables.f32",
-                                                index.catalog_.tables().size(), index.dim_));
+        index.tables_ = exact_index(detail::read_matrix(
+            dir, read("tables.f32"), "tables.f32", index.catalog_.tables().size(), index.dim_));
         if (files.contains("columns.f32"))
-            index.columns_ = exact_index(read_matrix(dir, read("columns.f32"), "columns.f32",
-                                                     index.catalog_.columns().size(), index.dim_));
+            index.columns_ =
+                exact_index(detail::read_matrix(dir, read("columns.f32"), "columns.f32",
+                                                index.catalog_.columns().size(), index.dim_));
         index.bm25_ = bm25_index::from_json(nlohmann::json::parse(read("bm25.json")),
                                             (dir / "bm25.json").string());
         if (files.contains("tables.hnsw"))
@@ -223,19 +207,9 @@ class table_index {
     static matrix embed_all(const E& embedder, const std::vector<std::string>& texts,
                             std::size_t dim, const table_index_options& options,
                             std::string_view stage, const progress_fn& progress) {
-        matrix out;
-        for (std::size_t begin = 0; begin < texts.size(); begin += options.batch_size) {
-            const auto n = std::min(options.batch_size, texts.size() - begin);
-            const auto part = embed_normalized(
-                embedder, std::span<const std::string>(texts).subspan(begin, n), dim);
-            if (begin == 0) {
-                dim = static_cast<std::size_t>(part.cols());
-                out.resize(static_cast<Eigen::Index>(texts.size()), part.cols());
-            }
-            out.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(n)) = part;
-            if (progress) progress(stage, begin + n, texts.size());
-        }
-        return out;
+        return embed_in_batches(embedder, texts, options.batch_size, dim, [&](std::size_t done) {
+            if (progress) progress(stage, done, texts.size());
+        });
     }
 
     void build_hnsw(const progress_fn& progress) {
@@ -280,34 +254,6 @@ class table_index {
         return o;
     }
 
-    static std::string read_verified(const std::filesystem::path& dir, const nlohmann::json& files,
-                                     const std::string& name) {
-        const auto path = dir / name;
-        if (!files.contains(name))
-            throw io_error(fmt::format("{}: manifest lists no file '{}'", dir.string(), name));
-        const auto& entry = files.at(name);
-        std::string data = read_text_file(path);
-        if (!entry.contains("bytes") || entry["bytes"] != data.size())
-            throw io_error(
-                fmt::format("{}: size {} does not match the manifest: the file is "
-                            "truncated or corrupt",
-                            path.string(), data.size()));
-        if (!entry.contains("fnv1a64") || entry["fnv1a64"] != detail::checksum_hex(data))
-            throw io_error(
-                fmt::format("{}: checksum mismatch: the file is corrupt", path.string()));
-        return data;
-    }
-
-    static matrix read_matrix(const std::filesystem::path& dir, const std::string& data,
-                              const char* name, std::size_t rows, std::size_t dim) {
-        if (data.size() != rows * dim * sizeof(float))
-            throw io_error(fmt::format("{}: holds {} bytes, expected {} rows × {} floats",
-                                       (dir / name).string(), data.size(), rows, dim));
-        matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
-        std::memcpy(m.data(), data.data(), data.size());
-        return m;
-    }
-
     static std::string hnsw_bytes(const hnsw_index& index, const std::filesystem::path& path) {
         index.save(path);
         return read_text_file(path);
@@ -315,23 +261,8 @@ class table_index {
 
     static hnsw_index load_hnsw(const std::filesystem::path& dir, const nlohmann::json& files,
                                 const std::string& name, const table_index& index) {
-        read_verified(dir, files, name);
+        detail::read_verified(dir, files, name);
         return hnsw_index::load(dir / name, index.dim_, index.options_.hnsw);
-    }
-
-    /// Replaces @p dir by @p tmp: the old index is moved aside first and removed last.
-    static void swap_in(const std::filesystem::path& tmp, const std::filesystem::path& dir) {
-        const auto old = std::filesystem::path(fmt::format("{}.old-{}", dir.string(), ::getpid()));
-        std::error_code ec;
-        const bool had_old = std::filesystem::exists(dir);
-        if (had_old) std::filesystem::rename(dir, old, ec);
-        if (ec) throw io_error(fmt::format("{}: cannot replace: {}", dir.string(), ec.message()));
-        std::filesystem::rename(tmp, dir, ec);
-        if (ec) {
-            if (had_old) std::filesystem::rename(old, dir);
-            throw io_error(fmt::format("{}: cannot write: {}", dir.string(), ec.message()));
-        }
-        if (had_old) std::filesystem::remove_all(old, ec);
     }
 
     class catalog catalog_;

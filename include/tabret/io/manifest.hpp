@@ -1,0 +1,120 @@
+#pragma once
+/// @file io/manifest.hpp
+/// @brief The conventions every saved tabret directory follows (internal): files listed in
+/// manifest.json with their size and FNV-1a checksum, verified before they are parsed; float
+/// matrices as raw row-major bytes; the whole directory written beside the target and swapped in.
+
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tabret/embedding/matrix.hpp"
+#include "tabret/error.hpp"
+#include "tabret/io/checksum.hpp"
+#include "tabret/io/file.hpp"
+
+namespace tabret::detail {
+
+/// The raw bytes of a float matrix (row-major, native endianness).
+inline std::string matrix_bytes(const matrix& m) {
+    return {reinterpret_cast<const char*>(m.data()),
+            static_cast<std::size_t>(m.size()) * sizeof(float)};
+}
+
+/// Writes one file into a directory being saved and records it in the manifest's `files`.
+using put_file_fn = std::function<void(const std::string& name, const std::string& data)>;
+
+/// Replaces @p dir by @p tmp: the old directory is moved aside first and removed last.
+inline void swap_in(const std::filesystem::path& tmp, const std::filesystem::path& dir) {
+    const auto old = std::filesystem::path(fmt::format("{}.old-{}", dir.string(), ::getpid()));
+    std::error_code ec;
+    const bool had_old = std::filesystem::exists(dir);
+    if (had_old) std::filesystem::rename(dir, old, ec);
+    if (ec) throw io_error(fmt::format("{}: cannot replace: {}", dir.string(), ec.message()));
+    std::filesystem::rename(tmp, dir, ec);
+    if (ec) {
+        if (had_old) std::filesystem::rename(old, dir);
+        throw io_error(fmt::format("{}: cannot write: {}", dir.string(), ec.message()));
+    }
+    if (had_old) std::filesystem::remove_all(old, ec);
+}
+
+/**
+ * @brief Saves a directory the tabret way: @p write_files(tmp, put) writes every data file
+ * through `put` (atomic write, size and checksum recorded), then @p manifest(files) gives the
+ * manifest.json document; everything lands in a temporary sibling that is swapped in, so an
+ * interrupted save leaves the previous directory intact. @throws io_error.
+ */
+inline void save_directory(
+    const std::filesystem::path& dir,
+    const std::function<void(const std::filesystem::path& tmp, const put_file_fn& put)>&
+        write_files,
+    const std::function<nlohmann::json(const nlohmann::json& files)>& manifest) {
+    const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", dir.string(), ::getpid()));
+    std::filesystem::remove_all(tmp);
+    std::filesystem::create_directories(tmp);
+    try {
+        nlohmann::json files = nlohmann::json::object();
+        const put_file_fn put = [&](const std::string& name, const std::string& data) {
+            write_file_atomic(tmp / name, data);
+            files[name] = {{"bytes", data.size()}, {"fnv1a64", checksum_hex(data)}};
+        };
+        write_files(tmp, put);
+        write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
+        swap_in(tmp, dir);
+    } catch (...) {
+        std::error_code ec;
+        std::filesystem::remove_all(tmp, ec);
+        throw;
+    }
+}
+
+/// Parses @p dir / manifest.json. @throws io_error if missing; parse_error if not JSON.
+inline nlohmann::json read_manifest(const std::filesystem::path& dir) {
+    const auto path = dir / "manifest.json";
+    try {
+        return nlohmann::json::parse(read_text_file(path));
+    } catch (const nlohmann::json::parse_error& e) {
+        throw parse_error(path.string(), 0, e.what());
+    }
+}
+
+/**
+ * @brief Reads file @p name of a saved directory after checking its size and checksum against
+ * the manifest's @p files. @throws io_error for an unlisted, missing, truncated or corrupt file.
+ */
+inline std::string read_verified(const std::filesystem::path& dir, const nlohmann::json& files,
+                                 const std::string& name) {
+    const auto path = dir / name;
+    if (!files.contains(name))
+        throw io_error(fmt::format("{}: manifest lists no file '{}'", dir.string(), name));
+    const auto& entry = files.at(name);
+    std::string data = read_text_file(path);
+    if (!entry.contains("bytes") || entry["bytes"] != data.size())
+        throw io_error(
+            fmt::format("{}: size {} does not match the manifest: the file is truncated or corrupt",
+                        path.string(), data.size()));
+    if (!entry.contains("fnv1a64") || entry["fnv1a64"] != checksum_hex(data))
+        throw io_error(fmt::format("{}: checksum mismatch: the file is corrupt", path.string()));
+    return data;
+}
+
+/// A rows × dim float matrix from raw bytes. @throws io_error if the size does not fit.
+inline matrix read_matrix(const std::filesystem::path& dir, const std::string& data,
+                          const char* name, std::size_t rows, std::size_t dim) {
+    if (data.size() != rows * dim * sizeof(float))
+        throw io_error(fmt::format("{}: holds {} bytes, expected {} rows × {} floats",
+                                   (dir / name).string(), data.size(), rows, dim));
+    matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
+    if (!data.empty()) std::memcpy(m.data(), data.data(), data.size());
+    return m;
+}
+
+}  // namespace tabret::detail
