@@ -21,6 +21,7 @@ from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
+from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
 __all__ = [
     "Catalog",
@@ -31,6 +32,7 @@ __all__ = [
     "Error",
     "FileError",
     "ForeignKey",
+    "GeneratedQuestions",
     "HashingEmbedder",
     "LLMError",
     "LLMParseError",
@@ -39,6 +41,7 @@ __all__ = [
     "ParseError",
     "Question",
     "Retrieval",
+    "ReverseRetriever",
     "SchemaError",
     "ScoredColumn",
     "ScoredTable",

@@ -433,3 +433,46 @@ class LLMQuestionGenerator:
         self, catalog: Catalog, llm: NativeLLM | LLMCallable, prompts: PromptSet
     ) -> None: ...
     def generate(self, tables: list[int]) -> list[str]: ...
+
+# --- Reverse Engineering: generated questions per table, fused retrieval, re-ranker ---
+
+class QuestionIndex:
+    @staticmethod
+    def from_questions(
+        index: TableIndex,
+        questions: list[str],
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        generator: str,
+        batch_size: int = 512,
+    ) -> QuestionIndex: ...
+    @staticmethod
+    def load(path: str | os.PathLike[str], index: TableIndex) -> QuestionIndex: ...
+    def save(self, path: str | os.PathLike[str]) -> None: ...
+    @property
+    def questions(self) -> list[str]: ...
+    @property
+    def generator(self) -> str: ...
+    @property
+    def embedder_name(self) -> str: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def vectors(self) -> FloatMatrix: ...
+    def __len__(self) -> int: ...
+
+class ReverseRetriever:
+    def __init__(
+        self,
+        index: TableIndex,
+        questions: QuestionIndex,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        reranker: Callable[[list[tuple[str, str, str]]], Any] | None = None,
+        candidates: int = 40,
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+
+def reverse_fuse(r: float, r_hat: float, sum_norm: float) -> tuple[float, float, float]: ...

@@ -14,7 +14,7 @@ from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
     from tabret.eval import RetrieveFn
-    from tabret.index import _Retriever
+    from tabret.index import TableIndex, _Retriever
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -93,6 +93,19 @@ def _with_columns(retriever: _Retriever) -> RetrieveFn:
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
 
 
+def _reverse_retriever(index: TableIndex, questions: str) -> _Retriever:
+    """Reverse Engineering over template questions, or questions saved by
+    ``GeneratedQuestions.save`` (e.g. written once by an LLM) for this benchmark and embedder."""
+    from tabret.reverse import GeneratedQuestions, ReverseRetriever
+
+    generated = (
+        GeneratedQuestions.build(index)
+        if questions == "template"
+        else GeneratedQuestions.load(questions, index)
+    )
+    return ReverseRetriever(index, generated)
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_table
@@ -123,6 +136,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             if method == "bm25"
             else DenseRetriever(index, hybrid=method == "hybrid")
         )
+        if method == "reverse":
+            retriever = _reverse_retriever(index, args.questions)
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
@@ -187,8 +202,16 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25"],
-        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only",
+        choices=["single-hop", "hybrid", "bm25", "reverse"],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
+        "reverse: Reverse Engineering (schema and generated-question similarity, dynamic alpha)",
+    )
+    p.add_argument(
+        "--questions",
+        default="template",
+        metavar="template|DIR",
+        help="generated questions for --method reverse: 'template' (offline, default) or a "
+        "directory saved by GeneratedQuestions.save for this benchmark and embedder",
     )
     p.add_argument(
         "--embedder",
