@@ -131,7 +131,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     results = []
     for method in args.method:
-        retriever = (
+        retriever: _Retriever = (
             LexicalRetriever(index)
             if method == "bm25"
             else DenseRetriever(index, hybrid=method == "hybrid")

@@ -5,9 +5,9 @@ At index time every table gets one generated question q_o (:class:`GeneratedQues
 the offline template generator, or from an LLM in one batch, optionally through a response
 cache), embedded once with the index's embedder and saved beside the index, so that an index
 built once never asks the LLM again. At query time (:class:`ReverseRetriever`), with
-r = cos(q, schema), ř = cos(q, q_o) and r_c = cos(q, E_s + E_qo) (cosine is scale-invariant, so
-normalising the sum would not change it), the score is R = α·r + (1 − α)·ř with
-α = max(r_c, 1 − r_c). The top K (40) by R may go to a re-ranker callable that scores
+r = cos(q, schema), r_hat = cos(q, q_o) and r_c = cos(q, E_s + E_qo) (cosine is scale-invariant,
+so normalising the sum would not change it), the score is R = alpha * r + (1 - alpha) * r_hat
+with alpha = max(r_c, 1 - r_c). The top K (40) by R may go to a re-ranker callable that scores
 ``(question, schema, q_o)`` triples.
 """
 
@@ -31,9 +31,9 @@ Reranker = Callable[[list[tuple[str, str, str]]], Any]
 
 
 def reverse_fuse(r: float, r_hat: float, sum_norm: float) -> tuple[float, float, float]:
-    """``(r_c, alpha, R)`` from r = cos(q, E_s), ř = cos(q, E_qo) and ‖E_s + E_qo‖ (unit
-    vectors): r_c = (r + ř) / ‖E_s + E_qo‖ (0 for a zero sum), α = max(r_c, 1 − r_c),
-    R = α·r + (1 − α)·ř."""
+    """``(r_c, alpha, R)`` from r = cos(q, E_s), r_hat = cos(q, E_qo) and sum_norm =
+    ``|E_s + E_qo|`` (unit vectors): r_c = (r + r_hat) / sum_norm (0 for a zero sum),
+    alpha = max(r_c, 1 - r_c), R = alpha * r + (1 - alpha) * r_hat."""
     r_c, alpha, fused = _core.reverse_fuse(r, r_hat, sum_norm)
     return r_c, alpha, fused
 
@@ -123,12 +123,12 @@ class GeneratedQuestions:
 
 
 class ReverseRetriever(_Retriever):
-    """Reverse Engineering retrieval: tables ranked by R = α·r + (1 − α)·ř (see the module),
+    """Reverse Engineering retrieval: tables ranked by the fused score R (see the module),
     or, with a ``reranker``, the top ``max(k, candidates)`` by R re-scored by it in one call per
     batch. A batch of questions costs one embedder call; no LLM is called at query time.
 
     Each returned table's trace has steps ``reverse`` (query = q_o, score = R),
-    ``reverse:schema`` (r), ``reverse:question`` (ř), ``reverse:alpha`` (α) and, when re-ranked,
+    ``reverse:schema`` (r), ``reverse:question`` (r_hat), ``reverse:alpha`` and, when re-ranked,
     ``rerank``. Columns (``k_columns``) are ranked by plain cosine, as single-hop does."""
 
     def __init__(
@@ -154,4 +154,3 @@ class ReverseRetriever(_Retriever):
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         return self._core.retrieve(batch, k, k_columns)
-

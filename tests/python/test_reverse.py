@@ -14,6 +14,7 @@ from tabret.cli import main
 from tabret.embedders import CallableEmbedder, HashingEmbedder
 from tabret.index import DenseRetriever, TableIndex
 from tabret.llms import ResponseCache
+from tabret.results import Retrieval
 from tabret.reverse import GeneratedQuestions, ReverseRetriever, reverse_fuse
 from tabret.rewriting import TemplateQuestionGenerator
 
@@ -68,7 +69,8 @@ def test_template_questions_and_retrieval(
     assert template[0] == TemplateQuestionGenerator(demo_index.catalog).generate([0])[0]
     r = ReverseRetriever(demo_index, template).retrieve(QUESTIONS[0], 5, k_columns=2)
     assert r.table_names[0] == "hospital.ward"
-    assert len(r.tables) == 5 and len(r.columns) == 2
+    assert len(r.tables) == 5
+    assert len(r.columns) == 2
     assert [t.score for t in r.tables] == sorted((t.score for t in r.tables), reverse=True)
     first = [s for s in r.trace if s.table == "hospital.ward"]
     assert [s.step for s in first] == [
@@ -95,7 +97,7 @@ def test_alpha_in_trace_matches_the_vectors(
         steps = {s.step: s.score for s in r.trace if s.table == table.name}
         e_s = demo_index.core.table_vectors[table.id]
         e_qo = template.core.vectors[table.id]
-        r_c, alpha, fused = reverse_fuse(
+        _, alpha, fused = reverse_fuse(
             float(q @ e_s), float(q @ e_qo), float(np.linalg.norm(e_s + e_qo))
         )
         assert steps["reverse:schema"] == pytest.approx(float(q @ e_s), abs=1e-5)
@@ -184,7 +186,8 @@ def test_reranker_gets_triples_in_one_batch(
     res = ReverseRetriever(demo_index, template, reranker=rerank, candidates=7).retrieve(
         QUESTIONS, 3
     )
-    assert len(seen) == 1 and len(seen[0]) == 14
+    assert len(seen) == 1
+    assert len(seen[0]) == 14
     question, schema, q_o = seen[0][0]
     assert question == QUESTIONS[0]
     assert schema == demo_index.table_text(plain[0].tables[0].id)
@@ -232,8 +235,12 @@ def test_threads_match_serial(demo_index: TableIndex, template: GeneratedQuestio
     retriever = ReverseRetriever(demo_index, template)
     batches = [[q] * 5 for q in QUESTIONS * 4]
     serial = [retriever.retrieve(b, 5) for b in batches]
+
+    def run(batch: list[str]) -> list[Retrieval]:
+        return retriever.retrieve(batch, 5)
+
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        threaded = list(pool.map(lambda b: retriever.retrieve(b, 5), batches))
+        threaded = list(pool.map(run, batches))
     assert threaded == serial
 
 
@@ -247,6 +254,7 @@ def test_cli_eval_reverse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     args = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--k", "3", "5"]
     assert main([*args, "--method", "single-hop", "reverse"]) == 0
     out = capsys.readouterr().out
-    assert "| demo | hashing(" in out and "| reverse |" in out
+    assert "| demo | hashing(" in out
+    assert "| reverse |" in out
     assert main([*args, "--method", "reverse", "--questions", str(tmp_path / "none")]) == 1
     assert "no such file" in capsys.readouterr().err
