@@ -2,7 +2,10 @@
 scored four ways (schema only = single-hop, generated question only, fixed alpha = 0.5, and the
 method's dynamic alpha), complete recall (k=) and recall (r@) in percent.
 
-    python examples/python/reverse_ablation.py spider-union [embedder]
+    python examples/python/reverse_ablation.py [benchmark [embedder]]
+
+Defaults: the bundled demo benchmark with the hashing embedder (seconds, no data, no model);
+docs/results.md uses ``spider-union`` and ``bird-union`` with all-MiniLM-L6-v2.
 """
 
 from __future__ import annotations
@@ -62,4 +65,7 @@ def main(benchmark: str, embedder_name: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "all-MiniLM-L6-v2")
+    main(
+        sys.argv[1] if len(sys.argv) > 1 else "demo",
+        sys.argv[2] if len(sys.argv) > 2 else "hashing",
+    )
