@@ -46,3 +46,44 @@ def test_module_entry_point_help() -> None:
     )
     assert "catalog" in result.stdout
     assert "demo" in result.stdout
+
+
+def test_index_then_query(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tabret import DenseRetriever, HashingEmbedder, TableIndex, demo_catalog
+    from tabret.datasets import _demo_file
+
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    assert "69 tables" in capsys.readouterr().out
+    question = "How many customers signed up in 2023?"
+    expected = DenseRetriever(TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False))
+    names = expected.retrieve(question, 3).table_names
+
+    assert main(["query", str(out), question, "--k", "3"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == question
+    assert [line.split()[-1] for line in printed[1:]] == names
+
+    questions = tmp_path / "questions.txt"
+    questions.write_text(f"{question}\n\nWhich flights leave from Boston?\n")
+    assert main(["query", str(out), "--file", str(questions), "--json", "--method", "bm25"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert [r["question"] for r in results] == [question, "Which flights leave from Boston?"]
+    assert all(0 < len(r["tables"]) <= 5 for r in results)
+    assert results[0]["trace"][0]["step"] == "bm25"
+
+
+def test_query_errors_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["query", str(tmp_path / "nothing"), "a question"]) == 1
+    assert "nothing" in capsys.readouterr().err
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out)]) == 1
+    assert "no question given" in capsys.readouterr().err
+    assert main(["query", str(out), "q", "--embedder", "all-MiniLM-L6-v2"]) == 1
+    assert "was built with embedder 'hashing(" in capsys.readouterr().err
