@@ -114,6 +114,14 @@ def _embedder_name(saved: str) -> str:
     return saved
 
 
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from tabret.plot import save_recall_plot
+
+    save_recall_plot(args.results, args.output, args.metric)
+    print(f"wrote {args.output}")
+    return 0
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from tabret.benchmarks import demo
     from tabret.eval import evaluate, format_table
@@ -276,6 +284,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.set_defaults(func=_cmd_query)
+    p = sub.add_parser(
+        "plot",
+        help="plot recall@k curves from `tabret eval --output` files",
+        description="One panel per benchmark, one line per method and embedder (needs "
+        "matplotlib: pip install 'tabret[plot]').",
+    )
+    p.add_argument("results", nargs="+", metavar="EVAL.json", help="evaluation output files")
+    p.add_argument("--output", required=True, metavar="FILE.png", help="image to write")
+    p.add_argument(
+        "--metric",
+        default="complete_recall",
+        choices=["complete_recall", "recall"],
+        help="complete recall k= (default) or recall r@",
+    )
+    p.set_defaults(func=_cmd_plot)
     p = sub.add_parser(
         "demo", help="retrieve tables for the demo questions on the bundled demo catalog"
     )

@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tabret.cli import main
@@ -89,3 +90,28 @@ def test_query_errors_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture
     assert "no question given" in capsys.readouterr().err
     assert main(["query", str(out), "q", "--embedder", "all-MiniLM-L6-v2"]) == 1
     assert "was built with embedder 'hashing(" in capsys.readouterr().err
+
+
+def test_eval_output_then_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret.plot import load_results, recall_figure
+
+    out = tmp_path / "demo.json"
+    args = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--k", "1", "3"]
+    assert main([*args, "--method", "single-hop", "bm25", "--output", str(out)]) == 0
+    png = tmp_path / "recall.png"
+    assert main(["plot", str(out), "--output", str(png), "--metric", "recall"]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    results = load_results([out])
+    fig = recall_figure(results, "recall")
+    (ax,) = fig.axes
+    assert ax.get_title() == "demo"
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["single-hop (hashing)", "bm25 (hashing)"]
+    for line, res in zip(lines, results, strict=True):
+        assert np.asarray(line.get_xdata()).tolist() == [1, 3]
+        assert np.asarray(line.get_ydata()).tolist() == [res["recall"]["1"], res["recall"]["3"]]
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"benchmark": "x"}]')
+    capsys.readouterr()
+    assert main(["plot", str(bad), "--output", str(png)]) == 1
+    assert "is not an evaluation" in capsys.readouterr().err
