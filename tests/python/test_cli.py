@@ -49,9 +49,7 @@ def test_module_entry_point_help() -> None:
     assert "demo" in result.stdout
 
 
-def test_index_then_query(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_index_then_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tabret import DenseRetriever, HashingEmbedder, LexicalRetriever, TableIndex, demo_catalog
     from tabret.datasets import _demo_file
 
