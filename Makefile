@@ -6,7 +6,7 @@ JOBS ?= 2
 PY_SOURCES := python tests/python examples/python
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
-.PHONY: deps test-deps install demo test test-cpp test-python lint format
+.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan
 
 deps:
 	scripts/install-deps.sh
@@ -37,6 +37,14 @@ test-cpp:
 
 test-python:
 	$(PYTHON) -m pytest
+
+# AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests; ThreadSanitizer
+# over the concurrent C++ tests. Not part of `make test` (see docs/reliability.md).
+sanitize: test-deps
+	scripts/sanitize.sh address,undefined
+
+tsan: deps
+	scripts/sanitize.sh thread
 
 lint:
 	$(PYTHON) -m ruff check $(PY_SOURCES)
