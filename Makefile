@@ -6,10 +6,13 @@ JOBS ?= 2
 PY_SOURCES := python tests/python examples/python
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
-.PHONY: deps install demo test test-cpp test-python lint format
+.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan
 
 deps:
 	scripts/install-deps.sh
+
+test-deps:
+	scripts/install-deps.sh --test
 
 PIP := $(PYTHON) -m pip install --quiet --root-user-action=ignore
 # The CPU build of torch, before anything that depends on torch (a plain `torch` would be CUDA).
@@ -22,7 +25,7 @@ install: deps
 demo: install
 	HF_HUB_OFFLINE=1 $(PYTHON) -m tabret demo
 
-test: deps
+test: test-deps
 	$(PIP) $(TORCH)
 	$(PIP) ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
 	$(MAKE) test-cpp test-python lint
@@ -34,6 +37,14 @@ test-cpp:
 
 test-python:
 	$(PYTHON) -m pytest
+
+# AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests; ThreadSanitizer
+# over the concurrent C++ tests. Not part of `make test` (see docs/reliability.md).
+sanitize: test-deps
+	scripts/sanitize.sh address,undefined
+
+tsan: deps
+	scripts/sanitize.sh thread
 
 lint:
 	$(PYTHON) -m ruff check $(PY_SOURCES)

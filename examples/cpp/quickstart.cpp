@@ -1,11 +1,15 @@
-// Load a catalog, look a table up by name, and print it the ways retrievers embed it.
+// Load a catalog, print it the ways retrievers embed it, and retrieve tables for a question
+// with the built-in hashing embedder (no model needed).
 #include <tabret/tabret.hpp>
+
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 int main(int argc, char** argv) try {
-    if (argc != 2) {
-        fmt::print(stderr, "usage: {} CATALOG.json\n", argv[0]);
+    if (argc < 2 || argc > 3) {
+        fmt::print(stderr, "usage: {} CATALOG.json [QUESTION]\n", argv[0]);
         return 2;
     }
     const tabret::catalog cat = tabret::load_catalog_json(argv[1]);
@@ -15,6 +19,16 @@ int main(int argc, char** argv) try {
         fmt::print("{}\n", tabret::serialize_table(cat, t, tabret::table_format::signature));
     if (auto t = cat.find_table(cat.database(0).name, cat.table(0).name))
         fmt::print("\n{}\n", tabret::serialize_table(cat, *t, tabret::table_format::ddl));
+
+    const std::vector<std::string> questions{
+        argc == 3 ? argv[2] : "Which doctors treated patients in the cardiology ward?"};
+    const tabret::hashing_embedder embedder;
+    const auto index = tabret::table_index::build(cat, embedder, embedder.name());
+    const tabret::dense_retriever retriever(index, embedder);
+    fmt::print("\n{}\n", questions[0]);
+    const auto results = retriever.retrieve(questions, {.k = 3});
+    for (const auto& t : results[0].tables)
+        fmt::print("  {:.3f}  {}\n", t.score, index.catalog().qualified_name(t.table));
     return 0;
 } catch (const tabret::error& e) {
     fmt::print(stderr, "error: {}\n", e.what());

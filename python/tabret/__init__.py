@@ -18,7 +18,11 @@ from tabret._core import (
 )
 from tabret.catalog import Catalog
 from tabret.datasets import Question, demo_catalog, demo_questions
-from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
+from tabret.embedders import (
+    HashingEmbedder,
+    OpenAICompatibleEmbedder,
+    SentenceTransformerEmbedder,
+)
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
@@ -38,6 +42,7 @@ __all__ = [
     "LLMParseError",
     "LexicalRetriever",
     "MissingRecordingError",
+    "OpenAICompatibleEmbedder",
     "ParseError",
     "Question",
     "Retrieval",

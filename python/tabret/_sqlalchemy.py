@@ -36,6 +36,10 @@ def _reflect(bind: Any, schema: str | None) -> list[_Table]:
     import sqlalchemy
 
     inspector = sqlalchemy.inspect(bind)
+    # Dialects report a key into the default schema with referred_schema None, so compare
+    # effective schemas: keys leaving the reflected schema are not part of this database.
+    default = inspector.default_schema_name
+    here = schema or default
     tables = []
     for name in inspector.get_table_names(schema=schema):
         try:
@@ -50,7 +54,7 @@ def _reflect(bind: Any, schema: str | None) -> list[_Table]:
         fks = [
             (fk["constrained_columns"], fk["referred_table"], fk["referred_columns"])
             for fk in inspector.get_foreign_keys(name, schema=schema)
-            if fk.get("referred_schema") in (None, schema)
+            if (fk.get("referred_schema") or default) == here
         ]
         tables.append(_Table(name, comment, columns, list(pk), fks))
     return tables

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +46,79 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
     else:
         for key, value in stats.items():
             print(f"{key.replace('_', ' '):>13}: {value:,}")
+    return 0
+
+
+def _cmd_index(args: argparse.Namespace) -> int:
+    from tabret.index import TableIndex
+
+    cat = _LOADERS[args.format](args.source)
+    index = TableIndex.build(
+        cat,
+        _embedder_arg(args.embedder),  # type: ignore[arg-type]
+        format=args.text,
+        columns=not args.no_columns,
+        kind=args.kind,
+        progress=not args.quiet,
+    )
+    index.save(args.out)
+    print(f"indexed {cat!r} with {index.embedder_name} ({args.kind}) into {args.out}")
+    return 0
+
+
+def _questions(args: argparse.Namespace) -> list[str]:
+    questions = list(args.question)
+    if args.file:
+        text = sys.stdin.read() if args.file == "-" else Path(args.file).read_text("utf-8")
+        questions += [line.strip() for line in text.splitlines() if line.strip()]
+    if not questions:
+        raise ValueError("no question given (pass questions as arguments or --file)")
+    return questions
+
+
+def _cmd_query(args: argparse.Namespace) -> int:
+    from tabret._core import TableIndex as CoreIndex
+    from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+
+    questions = _questions(args)
+    core = CoreIndex.load(args.index)
+    embedder = _embedder_arg(args.embedder or _embedder_name(core.embedder_name))
+    index = TableIndex(core, embedder)  # type: ignore[arg-type]
+    retriever = (
+        LexicalRetriever(index)
+        if args.method == "bm25"
+        else DenseRetriever(index, hybrid=args.method == "hybrid")
+    )
+    results = retriever.retrieve(questions, args.k)
+    if args.json:
+        print(json.dumps([asdict(r) for r in results], indent=2))
+        return 0
+    for res in results:
+        print(res.question)
+        for rank, t in enumerate(res.tables, 1):
+            print(f"  {rank:>3}. {t.score:7.3f}  {t.name}")
+    return 0
+
+
+def _embedder_name(saved: str) -> str:
+    """The CLI name of the embedder an index was saved with."""
+    from tabret.embedders import HashingEmbedder
+
+    if saved == HashingEmbedder().name:
+        return "hashing"
+    if saved.startswith("hashing("):
+        raise ValueError(
+            f"the index was built with a non-default hashing embedder ({saved}); "
+            "load it from Python with the same HashingEmbedder parameters"
+        )
+    return saved
+
+
+def _cmd_plot(args: argparse.Namespace) -> int:
+    from tabret.plot import save_recall_plot
+
+    save_recall_plot(args.results, args.output, args.metric)
+    print(f"wrote {args.output}")
     return 0
 
 
@@ -173,6 +248,73 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
     p.set_defaults(func=_cmd_catalog)
     p = sub.add_parser(
+        "index",
+        help="build a table index over a schema and save it",
+        description="Embeds every table (and column) of the schema and saves a versioned, "
+        "checksummed index directory that `tabret query` and TableIndex.load read.",
+    )
+    p.add_argument("format", choices=sorted(_LOADERS), help="what SOURCE is")
+    p.add_argument("source", help="file path, or a SQLAlchemy URL for 'sqlalchemy'")
+    p.add_argument("out", metavar="INDEX_DIR", help="directory to write (replaced atomically)")
+    p.add_argument(
+        "--embedder",
+        default="all-MiniLM-L6-v2",
+        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
+        "(default: all-MiniLM-L6-v2, offline)",
+    )
+    p.add_argument(
+        "--text",
+        default="signature",
+        choices=["signature", "words", "ddl"],
+        help="table serialisation that is embedded (default: signature, db.table(cols))",
+    )
+    p.add_argument(
+        "--kind",
+        default="exact",
+        choices=["exact", "hnsw"],
+        help="exact search (default) or an HNSW graph for large catalogs",
+    )
+    p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.set_defaults(func=_cmd_index)
+    p = sub.add_parser(
+        "query",
+        help="retrieve tables for questions from a saved index",
+        description="Loads an index saved by `tabret index` and prints the top tables for each "
+        "question, best first, with their scores.",
+    )
+    p.add_argument("index", metavar="INDEX_DIR", help="a directory written by `tabret index`")
+    p.add_argument("question", nargs="*", help="questions (or use --file)")
+    p.add_argument("--file", metavar="FILE", help="more questions, one per line ('-': stdin)")
+    p.add_argument("--k", type=int, default=5, help="tables per question (default: 5)")
+    p.add_argument(
+        "--method",
+        default="single-hop",
+        choices=["single-hop", "hybrid", "bm25"],
+        help="single-hop: dense cosine (default); hybrid: dense fused with BM25; bm25: lexical",
+    )
+    p.add_argument(
+        "--embedder",
+        help="the embedder the index was built with (default: the name saved in the index)",
+    )
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.set_defaults(func=_cmd_query)
+    p = sub.add_parser(
+        "plot",
+        help="plot recall@k curves from `tabret eval --output` files",
+        description="One panel per benchmark, one line per method and embedder (needs "
+        "matplotlib: pip install 'tabret[plot]').",
+    )
+    p.add_argument("results", nargs="+", metavar="EVAL.json", help="evaluation output files")
+    p.add_argument("--output", required=True, metavar="FILE.png", help="image to write")
+    p.add_argument(
+        "--metric",
+        default="complete_recall",
+        choices=["complete_recall", "recall"],
+        help="complete recall k= (default) or recall r@",
+    )
+    p.set_defaults(func=_cmd_plot)
+    p = sub.add_parser(
         "demo", help="retrieve tables for the demo questions on the bundled demo catalog"
     )
     p.add_argument(
@@ -251,4 +393,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except (Error, FileNotFoundError, ValueError) as err:
         print(f"tabret: error: {err}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:  # e.g. `tabret query ... | head`: the reader left early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

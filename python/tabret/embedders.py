@@ -7,6 +7,7 @@ shape and values of every answer and L2-normalises the rows itself.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -14,13 +15,15 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from tabret._core import HashingEmbedder
+from tabret._core import EmbeddingError, HashingEmbedder
+from tabret._http import JsonEndpoint, excerpt
 
 __all__ = [
     "DEFAULT_MODEL",
     "CallableEmbedder",
     "Embedder",
     "HashingEmbedder",
+    "OpenAICompatibleEmbedder",
     "SentenceTransformerEmbedder",
     "default_embedder",
     "resolve_embedder",
@@ -91,6 +94,90 @@ class SentenceTransformerEmbedder:
             show_progress_bar=False,
         )
         return np.asarray(out, dtype=np.float32)
+
+
+class OpenAICompatibleEmbedder:
+    """An embeddings endpoint: OpenAI, or any server that speaks its protocol (vLLM, Ollama,
+    llama.cpp's server, TEI, LiteLLM, ...). Standard library only.
+
+    Texts go in batches of ``batch_size`` as ``POST {base_url}/embeddings`` with
+    ``{"model", "input": [texts]}`` (plus ``"dimensions"`` when given); the answer's
+    ``data[i].embedding`` rows are put back in input order by their ``index``. Retries as
+    :class:`tabret.llms.OpenAICompatibleLLM` does; a failure or a malformed answer raises
+    :class:`tabret.EmbeddingError` naming the URL.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        *,
+        batch_size: int = 256,
+        dimensions: int | None = None,
+        timeout: float = 60.0,
+        max_retries: int = 4,
+        backoff: float = 0.5,
+        headers: dict[str, str] | None = None,
+        proxies: dict[str, str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("model must not be empty")
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, not {batch_size}")
+        self._endpoint = JsonEndpoint(
+            base_url,
+            "embeddings",
+            error=EmbeddingError,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            headers=headers,
+            proxies=proxies,
+        )
+        self.model = model
+        self.batch_size = batch_size
+        self.dimensions = dimensions
+        self._name = name or model
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def url(self) -> str:
+        return self._endpoint.url
+
+    def __repr__(self) -> str:
+        return f"OpenAICompatibleEmbedder({self._endpoint.base_url!r}, {self.model!r})"
+
+    def embed(self, texts: list[str]) -> FloatArray:
+        rows: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            rows.extend(self._embed_batch(texts[start : start + self.batch_size]))
+        return np.asarray(rows, dtype=np.float32).reshape(len(rows), -1)
+
+    def _embed_batch(self, batch: list[str]) -> list[list[float]]:
+        body: dict[str, Any] = {"model": self.model, "input": batch}
+        if self.dimensions is not None:
+            body["dimensions"] = self.dimensions
+        payload = self._endpoint.post(body, f"model '{self.model}'")
+        try:
+            items = json.loads(payload.decode("utf-8"))["data"]
+            by_index = {int(item["index"]): item["embedding"] for item in items}
+            rows = [by_index[i] for i in range(len(batch))]
+            if len(items) != len(batch) or not all(
+                isinstance(r, list) and len(r) == len(rows[0]) for r in rows
+            ):
+                raise ValueError(f"{len(items)} rows of unequal or wrong shape for {len(batch)}")
+        except (UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+            raise EmbeddingError(
+                f"{self.url}: not an embeddings answer for {len(batch)} texts "
+                f"({type(err).__name__}: {err}): {excerpt(payload)}"
+            ) from None
+        return rows
 
 
 def _model_path(model: str) -> str:

@@ -10,14 +10,9 @@ raises reaches the caller with its own type.
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import random
 import threading
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from pathlib import Path
@@ -33,6 +28,7 @@ from tabret._core import (
     load_crush_recordings,
     load_jar_decompositions,
 )
+from tabret._http import JsonEndpoint, excerpt
 from tabret.datasets import data_dir as _default_data_dir
 
 __all__ = [
@@ -163,39 +159,29 @@ class OpenAICompatibleLLM:
         proxies: Mapping[str, str] | None = None,
         name: str | None = None,
     ) -> None:
-        if not base_url.startswith(("http://", "https://")):
-            raise ValueError(
-                f"base_url must be an http:// or https:// URL (e.g. http://localhost:8000/v1), "
-                f"not {base_url!r}"
-            )
         if not model:
             raise ValueError("model must not be empty")
-        if timeout <= 0:
-            raise ValueError(f"timeout must be positive, not {timeout}")
-        if max_retries < 0:
-            raise ValueError(f"max_retries must be >= 0, not {max_retries}")
-        if backoff < 0:
-            raise ValueError(f"backoff must be >= 0, not {backoff}")
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, not {concurrency}")
-        self.base_url = base_url.rstrip("/")
+        self._endpoint = JsonEndpoint(
+            base_url,
+            "chat/completions",
+            error=LLMError,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            backoff=backoff,
+            headers=headers,
+            proxies=proxies,
+        )
+        self.base_url = self._endpoint.base_url
         self.model = model
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff = backoff
         self.concurrency = concurrency
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
-        self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if api_key:
-            self._headers["Authorization"] = f"Bearer {api_key}"
-        self._headers.update(headers or {})
         self._name = name or model
-        # None: the environment's proxies (http_proxy, no_proxy, ...); {}: always direct.
-        handler = urllib.request.ProxyHandler(None if proxies is None else dict(proxies))
-        self._opener = urllib.request.build_opener(handler)
 
     @property
     def name(self) -> str:
@@ -203,7 +189,7 @@ class OpenAICompatibleLLM:
 
     @property
     def url(self) -> str:
-        return f"{self.base_url}/chat/completions"
+        return self._endpoint.url
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleLLM({self.base_url!r}, {self.model!r})"
@@ -237,38 +223,8 @@ class OpenAICompatibleLLM:
         return self._complete(prompt, None)
 
     def _complete(self, prompt: str, cancel: threading.Event | None) -> str:
-        body = json.dumps(self._body(prompt)).encode("utf-8")
-        last = "no attempt made"
-        for attempt in range(self.max_retries + 1):
-            if cancel is not None and cancel.is_set():
-                raise LLMError(f"{self.url}: cancelled (another prompt of the batch failed)")
-            delay: float | None = None
-            try:
-                request = urllib.request.Request(
-                    self.url, data=body, headers=self._headers, method="POST"
-                )
-                with self._opener.open(request, timeout=self.timeout) as response:
-                    payload = response.read()
-                return self._content(payload)
-            except urllib.error.HTTPError as err:
-                last = f"HTTP {err.code} {err.reason}: {_excerpt(_read_body(err))}"
-                if err.code != 429 and not 500 <= err.code < 600:
-                    raise LLMError(f"{self.url}: {last} (not retried)") from None
-                delay = _retry_after(err.headers.get("Retry-After") if err.headers else None)
-            except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
-                reason = err.reason if isinstance(err, urllib.error.URLError) else err
-                last = reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
-            if attempt < self.max_retries:
-                wait_s = self.backoff * 2**attempt * (1.0 + 0.1 * random.random())
-                wait_s = min(60.0, max(wait_s, delay or 0.0))
-                if cancel is None:
-                    time.sleep(wait_s)
-                else:
-                    cancel.wait(wait_s)
-        raise LLMError(
-            f"{self.url}: model '{self.model}' failed after {self.max_retries + 1} attempts; "
-            f"last error: {last}"
-        )
+        payload = self._endpoint.post(self._body(prompt), f"model '{self.model}'", cancel)
+        return self._content(payload)
 
     def _body(self, prompt: str) -> dict[str, Any]:
         messages: list[dict[str, str]] = []
@@ -292,7 +248,7 @@ class OpenAICompatibleLLM:
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as err:
             raise LLMError(
                 f"{self.url}: not a chat-completions answer ({type(err).__name__}: {err}): "
-                f"{_excerpt(payload)}"
+                f"{excerpt(payload)}"
             ) from None
         if content is None:
             return ""
@@ -301,7 +257,7 @@ class OpenAICompatibleLLM:
         if not isinstance(content, str):
             raise LLMError(
                 f"{self.url}: message content is a {type(content).__name__}, not a str: "
-                f"{_excerpt(payload)}"
+                f"{excerpt(payload)}"
             )
         return content
 
@@ -310,27 +266,6 @@ def _exception(future: Future[str]) -> BaseException:
     error = future.exception()
     assert error is not None
     return error
-
-
-def _read_body(err: urllib.error.HTTPError) -> bytes:
-    try:
-        return err.read()
-    except (OSError, http.client.HTTPException):
-        return b""
-
-
-def _excerpt(payload: bytes, limit: int = 300) -> str:
-    text = " ".join(payload.decode("utf-8", errors="replace").split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
 
 
 class _NativeLLMWrapper:

@@ -273,7 +273,7 @@ TEST_CASE("hnsw index of no vectors searches to nothing and round-trips", "[inde
     CHECK(hnsw_index::load(dir.path() / "empty.hnsw", 4).size() == 0);
 }
 
-TEST_CASE("concurrent searches equal serial results", "[index][hnsw]") {
+TEST_CASE("concurrent searches equal serial results", "[index][hnsw][concurrency]") {
     const auto& set = shared_random_set();
     const matrix queries = set.queries.topRows(25);
     const exact_index exact(set.data);
@@ -411,7 +411,7 @@ TEST_CASE("bm25 from_json names the source and the bad field", "[index][bm25]") 
     fails(j, "postings.singer");
 }
 
-TEST_CASE("bm25 concurrent searches equal serial results", "[index][bm25]") {
+TEST_CASE("bm25 concurrent searches equal serial results", "[index][bm25][concurrency]") {
     std::vector<std::string> docs;
     for (int i = 0; i < 500; ++i)
         docs.push_back("table_" + std::to_string(i % 37) + " colName" + std::to_string(i % 11) +

@@ -345,7 +345,7 @@ TEST_CASE("response cache rejects corrupt lines naming file and line", "[rewriti
     CHECK_THROWS_AS(response_cache(dir.path()), io_error);
 }
 
-TEST_CASE("response cache is thread-safe", "[rewriting][cache]") {
+TEST_CASE("response cache is thread-safe", "[rewriting][cache][concurrency]") {
     test::temp_dir dir;
     const auto file = dir.path() / "mt.jsonl";
     {

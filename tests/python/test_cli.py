@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tabret.cli import main
@@ -46,3 +47,69 @@ def test_module_entry_point_help() -> None:
     )
     assert "catalog" in result.stdout
     assert "demo" in result.stdout
+
+
+def test_index_then_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret import DenseRetriever, HashingEmbedder, LexicalRetriever, TableIndex, demo_catalog
+    from tabret.datasets import _demo_file
+
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    assert "69 tables" in capsys.readouterr().out
+    question = "How many customers signed up in 2023?"
+    expected = DenseRetriever(TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False))
+    names = expected.retrieve(question, 3).table_names
+
+    assert main(["query", str(out), question, "--k", "3"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == question
+    assert [line.split()[-1] for line in printed[1:]] == names
+
+    questions = tmp_path / "questions.txt"
+    question2 = "Which students enrolled in each course?"
+    questions.write_text(f"{question}\n\n{question2}\n")
+    assert main(["query", str(out), "--file", str(questions), "--json", "--method", "bm25"]) == 0
+    results = json.loads(capsys.readouterr().out)
+    assert [r["question"] for r in results] == [question, question2]
+    lexical = LexicalRetriever(expected.index).retrieve(question2, 5)
+    assert [t["name"] for t in results[1]["tables"]] == lexical.table_names != []
+    assert results[1]["trace"][0]["step"] == "bm25"
+
+
+def test_query_errors_are_reported(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["query", str(tmp_path / "nothing"), "a question"]) == 1
+    assert "nothing" in capsys.readouterr().err
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out)]) == 1
+    assert "no question given" in capsys.readouterr().err
+    assert main(["query", str(out), "q", "--embedder", "all-MiniLM-L6-v2"]) == 1
+    assert "was built with embedder 'hashing(" in capsys.readouterr().err
+
+
+def test_eval_output_then_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret.plot import load_results, recall_figure
+
+    out = tmp_path / "demo.json"
+    args = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--k", "1", "3"]
+    assert main([*args, "--method", "single-hop", "bm25", "--output", str(out)]) == 0
+    png = tmp_path / "recall.png"
+    assert main(["plot", str(out), "--output", str(png), "--metric", "recall"]) == 0
+    assert png.read_bytes().startswith(b"\x89PNG")
+    results = load_results([out])
+    fig = recall_figure(results, "recall")
+    (ax,) = fig.axes
+    assert ax.get_title() == "demo"
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["single-hop (hashing)", "bm25 (hashing)"]
+    for line, res in zip(lines, results, strict=True):
+        assert np.asarray(line.get_xdata()).tolist() == [1, 3]
+        assert np.asarray(line.get_ydata()).tolist() == [res["recall"]["1"], res["recall"]["3"]]
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"benchmark": "x"}]')
+    capsys.readouterr()
+    assert main(["plot", str(bad), "--output", str(png)]) == 1
+    assert "is not an evaluation" in capsys.readouterr().err

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
 import concurrent.futures
+import itertools
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,6 +154,30 @@ def test_threads_agree_with_serial(demo_index: TableIndex) -> None:
     with concurrent.futures.ThreadPoolExecutor(8) as pool:
         parallel = [r for part in pool.map(run, chunks) for r in part]
     assert parallel == serial
+
+
+def test_retrieve_releases_the_gil(demo_index: TableIndex) -> None:
+    """While one thread is inside a long native retrieve, Python code keeps running in another:
+    the largest pause the main thread sees is a small part of the call (with the GIL held
+    through the call it would be all of it)."""
+    retriever = DenseRetriever(demo_index)
+    qs = [q.question * 8 for q in tabret.demo_questions()] * 150
+    span: list[float] = []
+
+    def work() -> None:
+        start = time.perf_counter()
+        retriever.retrieve(qs, 5)
+        span.append(time.perf_counter() - start)
+
+    thread = threading.Thread(target=work)
+    ticks = [time.perf_counter()]
+    thread.start()
+    while thread.is_alive():
+        ticks.append(time.perf_counter())
+    thread.join()
+    longest_pause = max(b - a for a, b in itertools.pairwise(ticks))
+    assert span[0] > 0.2, "the call is too short to tell"
+    assert longest_pause < span[0] / 2
 
 
 def test_demo_quality_with_hashing() -> None:

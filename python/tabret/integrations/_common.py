@@ -1,0 +1,66 @@
+"""What both framework adapters share: one retrieved table as text plus metadata."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from tabret.index import TableIndex
+from tabret.results import Retrieval
+
+__all__ = ["ContentFormat", "RetrieverLike", "TableDocument", "table_documents"]
+
+ContentFormat = Literal["ddl", "signature", "words"]
+
+
+class RetrieverLike(Protocol):
+    """Any tabret retriever: ``retrieve(question, k)`` and the ``index`` it searches."""
+
+    @property
+    def index(self) -> TableIndex: ...
+
+    def retrieve(self, questions: str, k: int = 10) -> Retrieval: ...
+
+
+@dataclass(frozen=True)
+class TableDocument:
+    """One retrieved table, framework-neutral."""
+
+    id: str  # stable across runs: "tabret:<db>.<table>"
+    content: str
+    metadata: dict[str, Any]
+
+
+def table_documents(
+    retriever: RetrieverLike, question: str, k: int, content: ContentFormat = "ddl"
+) -> list[TableDocument]:
+    """The top-``k`` tables for ``question`` (cut where an adaptive method cut), best first."""
+    if not isinstance(question, str):
+        raise TypeError(f"question must be a str, got {type(question).__name__}")
+    res = retriever.retrieve(question, k)
+    catalog = retriever.index.catalog
+    tables = res.tables if res.cut is None else res.tables[: res.cut]
+    out = []
+    for rank, t in enumerate(tables):
+        table = catalog.table(t.id)
+        trace = [
+            {"step": s.step, "query": s.query, "score": s.score}
+            for s in res.trace
+            if s.table == t.name
+        ]
+        out.append(
+            TableDocument(
+                id=f"tabret:{t.name}",
+                content=catalog.serialize_table(t.id, format=content, names="original"),
+                metadata={
+                    "database": catalog.database(table.database).name,
+                    "table": table.name,
+                    "qualified_name": t.name,
+                    "table_id": t.id,
+                    "score": t.score,
+                    "rank": rank,
+                    "trace": trace,
+                },
+            )
+        )
+    return out

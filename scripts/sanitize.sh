@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the C++ tests and the Python extension with sanitizers and runs them.
+#   scripts/sanitize.sh address,undefined   (make sanitize): every C++ test, then every Python
+#                                            test against the instrumented extension
+#   scripts/sanitize.sh thread              (make tsan): the [concurrency] C++ tests under TSan
+# Any sanitizer report fails the run (halt_on_error, -fno-sanitize-recover=all).
+set -euo pipefail
+san=${1:-address,undefined}
+py=${PYTHON:-python3}
+jobs=${JOBS:-2}
+build=build/sanitize-${san//,/-}
+
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTABRET_WERROR=ON \
+  -DTABRET_SANITIZE="$san" -DTABRET_BUILD_PYTHON=ON -DTABRET_BUILD_EXAMPLES=OFF \
+  -DTABRET_BUILD_TOOLS=OFF -DTABRET_INSTALL=OFF -Dpybind11_DIR="$($py -m pybind11 --cmakedir)"
+export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
+
+if [ "$san" = thread ]; then
+  cmake --build "$build" -j "$jobs" --target tabret_tests
+  "$build/tests/tabret_tests" "[concurrency]"
+  exit 0
+fi
+
+cmake --build "$build" -j "$jobs"
+ctest --test-dir "$build" -E '^cmake\.' --output-on-failure -j "$jobs"
+# Python: the source package with the instrumented extension; the runtimes are preloaded
+# because the interpreter itself is not instrumented (leak checking off for the same reason).
+stage="$build/python"
+rm -rf "$stage" && mkdir -p "$stage" && cp -r python/tabret "$stage/"
+rm -f "$stage"/tabret/_core*.so && cp "$build"/bindings/_core*.so "$stage/tabret/"
+LD_PRELOAD="$(g++ -print-file-name=libasan.so):$(g++ -print-file-name=libubsan.so)" \
+  PYTHONPATH="$stage" "$py" -m pytest -p no:cacheprovider -q tests/python

@@ -1,0 +1,158 @@
+"""Catalog.from_sqlalchemy against a real PostgreSQL server started for these tests.
+
+The server comes from Debian's ``postgresql`` package (``make test`` installs it): a throwaway
+cluster in a temporary directory, on a free localhost port, stopped afterwards. Missing server
+binaries skip locally and fail under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tabret import Catalog, SchemaError
+
+sqlalchemy = pytest.importorskip("sqlalchemy")
+
+SCHEMA = """
+CREATE TABLE department (
+  dept_id integer PRIMARY KEY,
+  name varchar(80) NOT NULL
+);
+COMMENT ON TABLE department IS 'Company departments';
+CREATE TABLE employee (
+  emp_id serial PRIMARY KEY,
+  full_name text NOT NULL,
+  salary numeric(10, 2),
+  hired date,
+  dept_id integer REFERENCES department (dept_id)
+);
+COMMENT ON COLUMN employee.salary IS 'Yearly salary in euros';
+CREATE TABLE project (
+  code char(6),
+  phase smallint,
+  title text,
+  PRIMARY KEY (code, phase)
+);
+CREATE TABLE assignment (
+  emp_id integer REFERENCES employee (emp_id),
+  code char(6),
+  phase smallint,
+  hours real,
+  PRIMARY KEY (emp_id, code, phase),
+  FOREIGN KEY (code, phase) REFERENCES project (code, phase)
+);
+CREATE SCHEMA audit;
+CREATE TABLE audit.log (id bigint PRIMARY KEY, emp_id integer REFERENCES public.employee (emp_id));
+"""
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_server_user(cmd: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: run it as the 'postgres' user then."""
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+@pytest.fixture(scope="module")
+def postgres_url() -> Iterator[str]:
+    bindir = _pg_bin()
+    if bindir is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("PostgreSQL server binaries missing under CI (apt-get install postgresql)")
+        pytest.skip("PostgreSQL server not installed (Debian package 'postgresql')")
+    pytest.importorskip("psycopg")
+    root = Path(tempfile.mkdtemp(prefix="tabret-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+    data, port = root / "data", _free_port()
+
+    def run(*cmd: str) -> None:
+        subprocess.run(_as_server_user(list(cmd)), check=True, capture_output=True, timeout=120)
+
+    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
+    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "start")
+    try:
+        url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+        engine = sqlalchemy.create_engine(url)
+        with engine.begin() as conn:
+            conn.exec_driver_sql(SCHEMA)
+        engine.dispose()
+        yield url
+    finally:
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_postgres_tables_columns_types_keys(postgres_url: str) -> None:
+    cat = Catalog.from_sqlalchemy(postgres_url, "hr")
+    assert [d.name for d in cat.databases] == ["hr"]
+    tables = {t.name: t for t in cat.tables}
+    assert sorted(tables) == ["assignment", "department", "employee", "project"]
+    assert tables["department"].description == "Company departments"
+
+    def cols(table: str) -> list[tuple[str, str]]:
+        return [(cat.column(c).name, cat.column(c).type) for c in tables[table].columns]
+
+    assert cols("employee") == [
+        ("emp_id", "integer"),
+        ("full_name", "text"),
+        ("salary", "numeric(10, 2)"),
+        ("hired", "date"),
+        ("dept_id", "integer"),
+    ]
+    assert cols("project") == [("code", "char(6)"), ("phase", "smallint"), ("title", "text")]
+    assert cols("assignment")[-1] == ("hours", "real")
+    salary = cat.find_column(cat.find_table("hr", "employee") or 0, "salary")
+    assert salary is not None
+    assert cat.column(salary).description == "Yearly salary in euros"
+
+    def pk(table: str) -> list[str]:
+        return [cat.column(c).name for c in tables[table].primary_key]
+
+    assert pk("employee") == ["emp_id"]
+    assert pk("project") == ["code", "phase"]
+    assert pk("assignment") == ["emp_id", "code", "phase"]
+
+    fks = sorted(
+        (cat.qualified_column_name(k.from_column), cat.qualified_column_name(k.to_column))
+        for k in cat.foreign_keys
+    )
+    assert fks == [
+        ("hr.assignment.code", "hr.project.code"),
+        ("hr.assignment.emp_id", "hr.employee.emp_id"),
+        ("hr.assignment.phase", "hr.project.phase"),
+        ("hr.employee.dept_id", "hr.department.dept_id"),
+    ]
+    # Naming the default schema explicitly keeps its keys (they are reported schema-less).
+    assert Catalog.from_sqlalchemy(postgres_url, "hr", schema="public") == cat
+
+
+def test_postgres_other_schema_and_errors(postgres_url: str) -> None:
+    cat = Catalog.from_sqlalchemy(postgres_url, schema="audit")
+    assert [d.name for d in cat.databases] == ["audit"]
+    # The cross-schema foreign key to public.employee is not part of this database.
+    assert [t.name for t in cat.tables] == ["log"]
+    assert cat.num_foreign_keys == 0
+    with pytest.raises(SchemaError, match="duplicate database 'audit'"):
+        cat.add_sqlalchemy(postgres_url, schema="audit")
+    bad = postgres_url.rsplit("/", 1)[0] + "/no_such_db"
+    with pytest.raises(Exception, match="no_such_db"):
+        Catalog.from_sqlalchemy(bad)
