@@ -27,7 +27,7 @@ Scores = npt.NDArray[np.float32]
 
 def unit(m: Scores) -> Scores:
     norms = np.linalg.norm(m, axis=1, keepdims=True)
-    return m / np.where(norms > 0, norms, 1)
+    return (m / np.where(norms > 0, norms, 1)).astype(np.float32)
 
 
 def main(benchmark: str, embedder_name: str) -> None:
