@@ -433,3 +433,25 @@ class LLMQuestionGenerator:
         self, catalog: Catalog, llm: NativeLLM | LLMCallable, prompts: PromptSet
     ) -> None: ...
     def generate(self, tables: list[int]) -> list[str]: ...
+
+# --- CRUSH4SQL ---
+
+class CrushRetriever:
+    def __init__(
+        self,
+        index: TableIndex,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        rewriter: Any,
+        probe: Literal["question", "alone"] = "question",
+        candidates: Literal["union", "global"] = "union",
+        candidate_depth: int = 100,
+        objective: Literal["paper", "round_robin"] = "paper",
+        entropy: bool = True,
+        connectivity: bool = True,
+        lam: float = 1.0,
+        gamma: float = 0.01,
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...

@@ -99,9 +99,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 
     column_level = args.level == "column"
-    if column_level and set(args.method) != {"single-hop"}:
+    if column_level and not set(args.method) <= {"single-hop", "crush"}:
         raise ValueError(
-            "--level column ranks columns by dense cosine: only --method single-hop is valid"
+            "--level column needs a column-level method: --method single-hop and/or crush"
         )
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
@@ -113,11 +113,18 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         bench.catalog,
         embedder,  # type: ignore[arg-type]
         format=args.format,
-        columns=column_level,
+        columns=column_level or "crush" in args.method,
         progress=not args.quiet,
     )
     results = []
     for method in args.method:
+        if method == "crush":
+            from tabret._crush_cli import crush_eval
+
+            res = crush_eval(index, bench, args)
+            res.command = command
+            results.append(res)
+            continue
         retriever = (
             LexicalRetriever(index)
             if method == "bm25"
@@ -178,18 +185,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--benchmark",
         required=True,
-        choices=["spider-union", "bird-union", "demo"],
+        choices=["spider-union", "bird-union", "bird-union-crush", "demo"],
         help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
         "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
+        "bird-union-crush: the BirdUnion questions with a recorded CRUSH hallucination; "
         "demo: the bundled demo catalog",
     )
     p.add_argument(
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25"],
-        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only",
+        choices=["single-hop", "hybrid", "bm25", "crush"],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
+        "crush: CRUSH4SQL with recorded LLM probes (k = column budget; --crush-* options)",
     )
+    from tabret._crush_cli import add_crush_arguments
+
+    add_crush_arguments(p)
     p.add_argument(
         "--embedder",
         default="all-MiniLM-L6-v2",
