@@ -96,15 +96,15 @@ void register_crush(py::module_& m) {
                  o.context = choice<probe_context>(
                      "probe", probe,
                      {{"question", probe_context::question}, {"alone", probe_context::alone}});
-                 o.candidates = choice<crush_candidates>(
-                     "candidates", candidates,
-                     {{"union", crush_candidates::per_probe_union},
-                      {"global", crush_candidates::global_top}});
+                 o.candidates =
+                     choice<crush_candidates>("candidates", candidates,
+                                              {{"union", crush_candidates::per_probe_union},
+                                               {"global", crush_candidates::global_top}});
                  o.candidate_depth = candidate_depth;
-                 o.objective = choice<crush_objective>(
-                     "objective", objective,
-                     {{"paper", crush_objective::paper},
-                      {"round_robin", crush_objective::round_robin}});
+                 o.objective =
+                     choice<crush_objective>("objective", objective,
+                                             {{"paper", crush_objective::paper},
+                                              {"round_robin", crush_objective::round_robin}});
                  o.entropy = entropy;
                  o.connectivity = connectivity;
                  o.edges = {lam, gamma};

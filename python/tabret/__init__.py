@@ -17,6 +17,7 @@ from tabret._core import (
     __version__,
 )
 from tabret.catalog import Catalog
+from tabret.crush import CrushRetriever
 from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
@@ -25,6 +26,7 @@ from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 __all__ = [
     "Catalog",
     "Column",
+    "CrushRetriever",
     "Database",
     "DenseRetriever",
     "EmbeddingError",

@@ -69,8 +69,9 @@ def _rewriter(bench: Benchmark, source: str, data_dir: Path | None) -> QueryRewr
         if not bench.name.startswith("bird"):
             raise ValueError("CRUSH's recorded hallucinations cover BIRD questions only")
         return CrushRewriter(ReplayLLM.crush(data_dir), template="crush_bird")
-    dataset = "bird" if bench.name.startswith("bird") else "spider"
-    return DecompositionRewriter(ReplayLLM.jar(dataset, data_dir))
+    if bench.name.startswith("bird"):
+        return DecompositionRewriter(ReplayLLM.jar("bird", data_dir))
+    return DecompositionRewriter(ReplayLLM.jar("spider", data_dir))
 
 
 def _label(source: str, args: argparse.Namespace) -> str:
@@ -116,9 +117,9 @@ def crush_eval(index: TableIndex, bench: Benchmark, args: argparse.Namespace) ->
     }
     if args.level == "column":
         columns: RetrieveFn = lambda qs, k: retriever.retrieve(qs, k, k_columns=k)  # noqa: E731
-        return evaluate(columns, bench, args.k, **options)  # type: ignore[arg-type]
+        return evaluate(columns, bench, args.k, **options)
     if args.crush_table_budget:
         budget = args.crush_table_budget
         deep: RetrieveFn = lambda qs, k: retriever.retrieve(qs, k, k_columns=budget)  # noqa: E731
-        return evaluate(deep, bench, args.k, **options)  # type: ignore[arg-type]
-    return evaluate_per_budget(retriever.retrieve, bench, args.k, **options)
+        return evaluate(deep, bench, args.k, **options)
+    return evaluate_per_budget(retriever, bench, args.k, **options)

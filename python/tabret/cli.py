@@ -109,6 +109,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if column_level and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     embedder = _embedder_arg(args.embedder)
+    if args.embedding_cache:
+        from tabret.embedding_cache import DiskCachedEmbedder
+
+        embedder = DiskCachedEmbedder(embedder, args.embedding_cache)  # type: ignore[arg-type]
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
@@ -222,6 +226,11 @@ def build_parser() -> argparse.ArgumentParser:
         "top-k of db.table.column texts) against gold columns; column needs single-hop",
     )
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    p.add_argument(
+        "--embedding-cache",
+        metavar="DIR",
+        help="keep every embedding in DIR and reuse it in later runs (same embedder name)",
+    )
     p.add_argument(
         "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
     )

@@ -2,7 +2,7 @@
 
 An LLM hallucinates the minimal schema that would answer the question; each hallucinated
 ``table.column`` is a probe. Probes are embedded (in the question's context by default), each
-retrieves its top columns, the probe × candidate scores are entropy-weighted, and a budget of
+retrieves its top columns, the probe-by-candidate scores are entropy-weighted, and a budget of
 ``k`` columns is selected collectively: by the paper's objective (coverage + connectivity,
 greedy) or the reference code's round robin. Tables are the distinct tables of the selected
 columns, in selection order. See ``docs/retrieval.md`` and ``../shared/docs/methods.md``.
@@ -11,12 +11,14 @@ columns, in selection order. See ``docs/retrieval.md`` and ``../shared/docs/meth
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from tabret import _core
 from tabret.benchmarks import Benchmark
 from tabret.eval import EvalResult, RetrieveFn, evaluate
 from tabret.index import TableIndex, _Retriever
+from tabret.results import Retrieval, ScoredTable
 from tabret.rewriting import CrushRewriter, LLMLike, PromptSet, QueryRewriter
 
 __all__ = [
@@ -24,6 +26,7 @@ __all__ = [
     "CrushObjective",
     "CrushRetriever",
     "ProbeContext",
+    "at_budget",
     "evaluate_per_budget",
 ]
 
@@ -97,18 +100,45 @@ class CrushRetriever(_Retriever):
         return self._core.retrieve(batch, k, k_columns)
 
 
+def at_budget(result: Retrieval, budget: int, catalog: _core.Catalog) -> Retrieval:
+    """The answer at a smaller budget, from the answer of a larger one: the first ``budget``
+    columns and their distinct tables (exact, as the selection is prefix-consistent)."""
+    columns = result.columns[:budget]
+    scores = {t.id: t for t in result.tables}
+    tables: dict[int, ScoredTable] = {}
+    for c in columns:
+        t = catalog.column(c.id).table
+        tables.setdefault(t, scores.get(t) or ScoredTable(t, catalog.qualified_name(t), c.score))
+    return replace(
+        result, columns=columns, tables=list(tables.values()), trace=result.trace[:budget]
+    )
+
+
 def evaluate_per_budget(
-    retrieve: RetrieveFn,
+    retriever: CrushRetriever,
     bench: Benchmark,
-    ks: Sequence[int],
+    ks: Sequence[int] = (3, 5, 10, 20),
     **kwargs: Any,
 ) -> EvalResult:
-    """Table-level CRUSH at budgets ``ks``: one run per budget B, scoring the tables of the B
-    selected columns (at most B). :func:`tabret.eval.evaluate` scores prefixes of one max-k run,
-    which for tables would score the first k tables of a larger selection instead."""
-    runs = [evaluate(retrieve, bench, (k,), **kwargs) for k in sorted(set(ks))]
-    out = runs[-1]
-    for run in runs[:-1]:
+    """Table-level CRUSH at budgets ``ks``: at budget B, the tables of the B selected columns
+    (at most B). One retrieval at the largest budget, cut down per budget with
+    :func:`at_budget`. (:func:`tabret.eval.evaluate` alone scores prefixes of the table list of
+    one run: the first k tables of a larger selection.)"""
+    k_max = max(ks)
+    memo: dict[str, Retrieval] = {}
+
+    def at(k: int) -> RetrieveFn:
+        def retrieve(questions: list[str], _k: int) -> list[Retrieval]:
+            missing = [q for q in dict.fromkeys(questions) if q not in memo]
+            if missing:
+                memo.update(zip(missing, retriever.retrieve(missing, k_max), strict=True))
+            return [at_budget(memo[q], k, retriever.index.catalog) for q in questions]
+
+        return retrieve
+
+    runs = [evaluate(at(k), bench, (k,), **kwargs) for k in sorted(set(ks), reverse=True)]
+    out = runs[0]
+    for run in runs[1:]:
         out.complete_recall |= run.complete_recall
         out.recall |= run.recall
         out.mean_tables |= run.mean_tables

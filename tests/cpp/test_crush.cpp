@@ -124,15 +124,15 @@ TEST_CASE("connectivity prefers linked columns when coverage ties", "[crush]") {
     CHECK(select_by_objective(clear, links, 2)[1].candidate == 1);
 }
 
-TEST_CASE("paper objective: an uncovered probe's best column before a covered probe's second",
-          "[crush]") {
-    const xt::xtensor<float, 2> s = {{0.9f, 0.85f, 0.1f}, {0.1f, 0.1f, 0.6f}};
+TEST_CASE("paper objective: covering a new probe beats a second hit for a covered one", "[crush]") {
+    const xt::xtensor<float, 2> s = {{0.9f, 0.8f, 0.0f}, {0.0f, 0.0f, 0.9f}};
     const auto picks = select_by_objective(s, no_links(3), 2, {0.0f, 0.0f});
     REQUIRE(picks.size() == 2);
-    CHECK(picks[0].candidate == 0);
-    CHECK(picks[0].probe == 0);
-    CHECK(picks[1].candidate == 2);
-    CHECK(picks[1].probe == 1);
+    CHECK(picks[0] == crush_pick{0, 0, 0.9f});
+    CHECK(picks[1] == crush_pick{2, 1, 0.9f});
+    // log-sum-exp coverage is soft: with s in [0, 1] a much better second hit still wins.
+    const xt::xtensor<float, 2> soft = {{0.9f, 0.85f, 0.1f}, {0.1f, 0.1f, 0.6f}};
+    CHECK(select_by_objective(soft, no_links(3), 2, {0.0f, 0.0f})[1].candidate == 1);
 }
 
 TEST_CASE("crush_retriever on a small catalog", "[crush]") {
@@ -166,8 +166,7 @@ TEST_CASE("crush_retriever on a small catalog", "[crush]") {
                 CHECK(r.trace[i].table == t);
                 CHECK((r.trace[i].query == "schools.county" ||
                        r.trace[i].query == "enrollment.student_count"));
-                if (std::find(tables.begin(), tables.end(), t) == tables.end())
-                    tables.push_back(t);
+                if (std::find(tables.begin(), tables.end(), t) == tables.end()) tables.push_back(t);
             }
             REQUIRE(r.tables.size() == tables.size());
             for (std::size_t i = 0; i < tables.size(); ++i) CHECK(r.tables[i].table == tables[i]);
@@ -203,8 +202,16 @@ TEST_CASE("crush_retriever options and errors", "[crush]") {
     const auto res = retriever.retrieve(q, {5, 0});
     // Only N = 2 candidates exist: the budget of 5 returns both.
     REQUIRE(res[0].columns.size() == 2);
-    CHECK(res[0].columns[0].column == *cat.find_column(*cat.find_table("shop", "products"), "price"));
-    CHECK(res[0].columns[0].score == Approx(1.0f));  // P = (cos + 1) / 2 of the probe itself
+    CHECK(res[0].columns[0].column ==
+          *cat.find_column(*cat.find_table("shop", "products"), "price"));
+    const float p = res[0].columns[0].score;  // without entropy: P = (cos + 1) / 2
+    CHECK(p > res[0].columns[1].score);
+    CHECK(p > 0.5f);
+    CHECK(p <= 1.0f);
+    // One probe is its own mean: the entropy weight is sigmoid(0) = 1/2.
+    opt.entropy = true;
+    const crush_retriever weighted(index, embedder, rewriter, opt);
+    CHECK(weighted.retrieve(q, {5, 0})[0].columns[0].score == Approx(p / 2));
     CHECK_THROWS_AS(retriever.retrieve(q, {0, 0}), error);
 
     const scripted_rewriter empty{{}};

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -39,13 +40,19 @@ def test_scripted_llm_probes_budget_and_trace(demo_index: TableIndex) -> None:
     retriever = CrushRetriever(demo_index, llm=llm)
     questions = ["How many beds does the maternity ward have?", "Who treats patients?"]
     results = retriever.retrieve(questions, 5)
-    assert len(llm.batches) == 1 and len(llm.batches[0]) == 2  # one LLM call per batch
+    assert [len(b) for b in llm.batches] == [2]  # one LLM call per batch
     assert "Question: How many beds does the maternity ward have?" in llm.batches[0][0]
-    probes = {"ward.ward_id", "ward.ward_name", "ward.bed_count", "physician.physician_id",
-              "physician.first_name"}  # fmt: skip
+    probes = {
+        "ward.ward_id",
+        "ward.ward_name",
+        "ward.bed_count",
+        "physician.physician_id",
+        "physician.first_name",
+    }
     for r in results:
         assert len(r.columns) == 5
-        assert [s.query for s in r.trace] and {s.query for s in r.trace} <= probes
+        assert len(r.trace) == 5
+        assert {s.query for s in r.trace} <= probes
         tables = list(dict.fromkeys(c.name.rsplit(".", 1)[0] for c in r.columns))
         assert r.table_names == tables
         assert [s.table for s in r.trace] == [c.name.rsplit(".", 1)[0] for c in r.columns]
@@ -72,7 +79,7 @@ def test_options(demo_index: TableIndex, options: dict[str, object]) -> None:
 
 def test_python_rewriter_and_its_errors(demo_index: TableIndex) -> None:
     class Rewriter:
-        def rewrite(self, requests: list[RewriteRequest]) -> list[RewriteResult]:
+        def rewrite(self, requests: Sequence[RewriteRequest | str]) -> list[RewriteResult]:
             return [RewriteResult(queries=["medication.brand_name"]) for _ in requests]
 
     r = CrushRetriever(demo_index, Rewriter()).retrieve(["x", "y"], 2, k_columns=3)
@@ -113,3 +120,18 @@ def test_recorded_probes_on_bird_union_crush(data_dir: Path) -> None:
         progress=False,
     )
     assert res.recall[20] > res.recall[3] > 10
+
+
+def test_per_budget_evaluation_equals_one_run_per_budget(demo_index: TableIndex) -> None:
+    from tabret.benchmarks import load_benchmark as load
+    from tabret.crush import evaluate_per_budget
+
+    bench = load("demo")
+    retriever = CrushRetriever(demo_index, llm=ScriptedLLM())
+    cut = evaluate_per_budget(retriever, bench, (2, 4, 8), progress=False)
+    for k in (2, 4, 8):
+        alone = evaluate(retriever.retrieve, bench, (k,), progress=False)
+        assert cut.recall[k] == alone.recall[k]
+        assert cut.complete_recall[k] == alone.complete_recall[k]
+        assert cut.mean_tables[k] == alone.mean_tables[k]
+    assert cut.mean_tables[2] <= 2

@@ -210,15 +210,15 @@ class crush_retriever {
         for (std::size_t c = 0; c < cand.size(); ++c)
             gathered.row(static_cast<Eigen::Index>(c)) = columns.row(cand[c]);
         const matrix cosines = probe_vectors * gathered.transpose();
-        const auto cos = xt::adapt(cosines.data(), static_cast<std::size_t>(cosines.size()),
-                                   xt::no_ownership(),
-                                   std::vector<std::size_t>{probes.size(), cand.size()});
+        const auto cos =
+            xt::adapt(cosines.data(), static_cast<std::size_t>(cosines.size()), xt::no_ownership(),
+                      std::vector<std::size_t>{probes.size(), cand.size()});
         xt::xtensor<float, 2> s = cos_probability(cos);
         if (options_.entropy) s = entropy_weighted(s);
-        const auto picks = options_.objective == crush_objective::round_robin
-                               ? select_round_robin(s, budget)
-                               : select_by_objective(s, links_if_needed(cand), budget,
-                                                     edge_params());
+        const auto picks =
+            options_.objective == crush_objective::round_robin
+                ? select_round_robin(s, budget)
+                : select_by_objective(s, links_if_needed(cand), budget, edge_params());
         return to_retrieval(picks, cand, probes, k);
     }
 
@@ -229,7 +229,8 @@ class crush_retriever {
     }
 
     xt::xtensor<std::uint8_t, 2> links_if_needed(const std::vector<column_id>& cand) const {
-        if (edge_params().lambda == 0.0f) return xt::zeros<std::uint8_t>({std::size_t{0}, std::size_t{0}});
+        if (edge_params().lambda == 0.0f)
+            return xt::zeros<std::uint8_t>({std::size_t{0}, std::size_t{0}});
         return links(cand);
     }
 

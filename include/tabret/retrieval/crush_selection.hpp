@@ -97,7 +97,8 @@ template <class S, class L>
         for (std::size_t c = 0; c < n; ++c) {
             if (chosen[c]) continue;
             double value = 0.0;
-            for (std::size_t k = 0; k < probes; ++k) value += std::log(cover[k] + std::exp(double{s(k, c)}));
+            for (std::size_t k = 0; k < probes; ++k)
+                value += std::log(cover[k] + std::exp(double{s(k, c)}));
             if (edges) {
                 double e = std::log(conn[c] + link(c, c));
                 for (const auto& p : picks) e += std::log(conn[p.candidate] + link(p.candidate, c));
