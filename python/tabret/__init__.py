@@ -17,6 +17,7 @@ from tabret._core import (
     __version__,
 )
 from tabret.catalog import Catalog
+from tabret.crush import CrushRetriever
 from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import (
     HashingEmbedder,
@@ -30,6 +31,7 @@ from tabret.reverse import GeneratedQuestions, ReverseRetriever
 __all__ = [
     "Catalog",
     "Column",
+    "CrushRetriever",
     "Database",
     "DenseRetriever",
     "EmbeddingError",

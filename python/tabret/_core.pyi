@@ -476,3 +476,25 @@ class ReverseRetriever:
     ) -> list[Retrieval]: ...
 
 def reverse_fuse(r: float, r_hat: float, sum_norm: float) -> tuple[float, float, float]: ...
+
+# --- CRUSH4SQL ---
+
+class CrushRetriever:
+    def __init__(
+        self,
+        index: TableIndex,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        rewriter: Any,
+        probe: Literal["question", "alone"] = "question",
+        candidates: Literal["union", "global"] = "union",
+        candidate_depth: int = 100,
+        objective: Literal["paper", "round_robin"] = "paper",
+        entropy: bool = True,
+        connectivity: bool = True,
+        lam: float = 1.0,
+        gamma: float = 0.01,
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...

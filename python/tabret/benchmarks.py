@@ -286,6 +286,22 @@ def bird_union(root: Path | None = None) -> Benchmark:
     return replace(bench, source=source)
 
 
+def bird_union_crush(root: Path | None = None) -> Benchmark:
+    """BirdUnion restricted to the questions that CRUSH's recorded hallucinations cover
+    (``crush4sql/data/bird_dev.json``, matched exactly, else loosely, by question text)."""
+    from tabret.llms import crush_recordings
+
+    root = root or data_dir()
+    bench = bird_union(root)
+    recorded = crush_recordings(root)
+    questions = [q for q in bench.questions if q.question in recorded]
+    source = (
+        f"{bench.source}; only the {len(questions)} of {len(bench.questions)} questions with a "
+        "recorded CRUSH hallucination (crush4sql/data/bird_dev.json)"
+    )
+    return replace(bench, name="bird-union-crush", questions=questions, source=source)
+
+
 def demo(root: Path | None = None) -> Benchmark:
     cat = demo_catalog()
     qs = []
@@ -303,6 +319,7 @@ def demo(root: Path | None = None) -> Benchmark:
 BENCHMARKS: dict[str, Callable[[Path | None], Benchmark]] = {
     "spider-union": spider_union,
     "bird-union": bird_union,
+    "bird-union-crush": bird_union_crush,
     "demo": demo,
 }
 

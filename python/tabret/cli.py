@@ -187,9 +187,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 
     column_level = args.level == "column"
-    if column_level and set(args.method) != {"single-hop"}:
+    if column_level and not set(args.method) <= {"single-hop", "crush"}:
         raise ValueError(
-            "--level column ranks columns by dense cosine: only --method single-hop is valid"
+            "--level column needs a column-level method: --method single-hop and/or crush"
         )
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
@@ -197,15 +197,26 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if column_level and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     embedder = _embedder_arg(args.embedder)
+    if args.embedding_cache:
+        from tabret.embedding_cache import DiskCachedEmbedder
+
+        embedder = DiskCachedEmbedder(embedder, args.embedding_cache)  # type: ignore[arg-type]
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
         format=args.format,
-        columns=column_level,
+        columns=column_level or "crush" in args.method,
         progress=not args.quiet,
     )
     results = []
     for method in args.method:
+        if method == "crush":
+            from tabret._crush_cli import crush_eval
+
+            res = crush_eval(index, bench, args)
+            res.command = command
+            results.append(res)
+            continue
         retriever: _Retriever = (
             LexicalRetriever(index)
             if method == "bm25"
@@ -335,18 +346,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--benchmark",
         required=True,
-        choices=["spider-union", "bird-union", "demo"],
+        choices=["spider-union", "bird-union", "bird-union-crush", "demo"],
         help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
         "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
+        "bird-union-crush: the BirdUnion questions with a recorded CRUSH hallucination; "
         "demo: the bundled demo catalog",
     )
     p.add_argument(
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25", "reverse"],
+        choices=["single-hop", "hybrid", "bm25", "reverse", "crush"],
         help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
-        "reverse: Reverse Engineering (schema and generated-question similarity, dynamic alpha)",
+        "reverse: Reverse Engineering (schema and generated-question similarity, dynamic alpha); "
+        "crush: CRUSH4SQL with recorded LLM probes (k = column budget; --crush-* options)",
     )
     p.add_argument(
         "--questions",
@@ -355,6 +368,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="generated questions for --method reverse: 'template' (offline, default) or a "
         "directory saved by GeneratedQuestions.save for this benchmark and embedder",
     )
+    from tabret._crush_cli import add_crush_arguments
+
+    add_crush_arguments(p)
     p.add_argument(
         "--embedder",
         default="all-MiniLM-L6-v2",
@@ -375,6 +391,11 @@ def build_parser() -> argparse.ArgumentParser:
         "top-k of db.table.column texts) against gold columns; column needs single-hop",
     )
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    p.add_argument(
+        "--embedding-cache",
+        metavar="DIR",
+        help="keep every embedding in DIR and reuse it in later runs (same embedder name)",
+    )
     p.add_argument(
         "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
     )

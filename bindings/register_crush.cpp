@@ -1,0 +1,129 @@
+// CRUSH4SQL: the crush_retriever over any rewriter. A rewriter from _core (CrushRewriter,
+// DecompositionRewriter, RecordedRewriter) runs without the GIL; any other object with
+// `rewrite(list[RewriteRequest]) -> list[RewriteResult]` is called once per batch under the GIL.
+#include <tabret/retrieval/crush_retriever.hpp>
+#include <tabret/rewriting/callback_rewriter.hpp>
+#include <tabret/rewriting/llm_rewriters.hpp>
+#include <tabret/rewriting/replay_llm.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+
+#include "callbacks.hpp"
+#include "choices.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+std::string type_name(const py::handle& h) {
+    return py::type::of(h).attr("__name__").cast<std::string>();
+}
+
+template <class R>
+std::optional<callback_rewriter> native_rewriter(const py::object& obj) {
+    if (!py::isinstance<R>(obj)) return std::nullopt;
+    return callback_rewriter::of(std::shared_ptr<const R>(obj.cast<std::shared_ptr<R>>()));
+}
+
+/// A Python object with `rewrite(requests) -> results`, called under the GIL once per batch.
+callback_rewriter python_rewriter(const py::object& obj) {
+    if (!py::hasattr(obj, "rewrite"))
+        throw py::type_error("rewriter must have a rewrite(requests) method, got " +
+                             type_name(obj));
+    auto held = keep(obj);
+    return callback_rewriter([held](std::span<const rewrite_request> requests) {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        py::list batch;
+        for (const auto& r : requests) batch.append(py::cast(r));
+        const py::object answer = held->attr("rewrite")(batch);
+        if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
+            throw py::type_error("rewrite() must return a list of RewriteResult, got " +
+                                 type_name(answer));
+        std::vector<rewrite_result> out;
+        for (const auto& item : answer) {
+            if (!py::isinstance<rewrite_result>(item))
+                throw py::type_error("rewrite() returned a " + type_name(item) +
+                                     ", not a RewriteResult");
+            out.push_back(item.cast<rewrite_result>());
+        }
+        if (out.size() != requests.size())
+            throw error("rewrite() returned " + std::to_string(out.size()) + " results for " +
+                        std::to_string(requests.size()) + " requests");
+        return out;
+    });
+}
+
+callback_rewriter to_rewriter(const py::object& obj) {
+    if (auto r = native_rewriter<crush_rewriter>(obj)) return *r;
+    if (auto r = native_rewriter<decomposition_rewriter>(obj)) return *r;
+    if (auto r = native_rewriter<recorded_rewriter>(obj)) return *r;
+    return python_rewriter(obj);
+}
+
+/// Owns what a crush_retriever refers to, so Python can hold it alone.
+struct py_crush_retriever {
+    py_crush_retriever(std::shared_ptr<const table_index> i, callback_embedder e,
+                       callback_rewriter r, const crush_options& o)
+        : index(std::move(i)),
+          embedder(std::move(e)),
+          rewriter(std::move(r)),
+          retriever(*index, embedder, rewriter, o) {}
+    std::shared_ptr<const table_index> index;
+    callback_embedder embedder;
+    callback_rewriter rewriter;
+    crush_retriever<callback_embedder, callback_rewriter> retriever;
+};
+
+}  // namespace
+
+void register_crush(py::module_& m) {
+    py::class_<py_crush_retriever, std::shared_ptr<py_crush_retriever>>(m, "CrushRetriever")
+        .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+                         const std::string& name, const py::object& rewriter,
+                         const std::string& probe, const std::string& candidates,
+                         std::size_t candidate_depth, const std::string& objective, bool entropy,
+                         bool connectivity, float lam, float gamma) {
+                 crush_options o;
+                 o.context = choice<probe_context>(
+                     "probe", probe,
+                     {{"question", probe_context::question}, {"alone", probe_context::alone}});
+                 o.candidates =
+                     choice<crush_candidates>("candidates", candidates,
+                                              {{"union", crush_candidates::per_probe_union},
+                                               {"global", crush_candidates::global_top}});
+                 o.candidate_depth = candidate_depth;
+                 o.objective =
+                     choice<crush_objective>("objective", objective,
+                                             {{"paper", crush_objective::paper},
+                                              {"round_robin", crush_objective::round_robin}});
+                 o.entropy = entropy;
+                 o.connectivity = connectivity;
+                 o.edges = {lam, gamma};
+                 return std::make_shared<py_crush_retriever>(
+                     std::move(index), to_embedder(embed, name), to_rewriter(rewriter), o);
+             }),
+             py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
+             py::arg("probe") = "question", py::arg("candidates") = "union",
+             py::arg("candidate_depth") = 100, py::arg("objective") = "paper",
+             py::arg("entropy") = true, py::arg("connectivity") = true, py::arg("lam") = 1.0f,
+             py::arg("gamma") = 0.01f)
+        .def(
+            "retrieve",
+            [](const py_crush_retriever& r, const std::vector<std::string>& questions,
+               std::size_t k, std::size_t k_columns) {
+                return r.retriever.retrieve(questions, {k, k_columns});
+            },
+            py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
+            py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace tabret::bindings
