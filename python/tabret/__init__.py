@@ -12,10 +12,12 @@ from tabret._core import (
     MissingRecordingError,
     ParseError,
     SchemaError,
+    ScoringError,
     Table,
     TemplateError,
     __version__,
 )
+from tabret.adaptive import AdaptiveRetriever, CallableScorer, SimilarityScorer
 from tabret.catalog import Catalog
 from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
@@ -23,6 +25,8 @@ from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 
 __all__ = [
+    "AdaptiveRetriever",
+    "CallableScorer",
     "Catalog",
     "Column",
     "Database",
@@ -42,7 +46,9 @@ __all__ = [
     "SchemaError",
     "ScoredColumn",
     "ScoredTable",
+    "ScoringError",
     "SentenceTransformerEmbedder",
+    "SimilarityScorer",
     "Table",
     "TableIndex",
     "TemplateError",

@@ -13,8 +13,9 @@ from tabret._core import Error
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
+    from tabret.adaptive import AdaptiveRetriever
     from tabret.eval import RetrieveFn
-    from tabret.index import _Retriever
+    from tabret.index import TableIndex, _Retriever
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -93,10 +94,60 @@ def _with_columns(retriever: _Retriever) -> RetrieveFn:
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
 
 
-def _cmd_eval(args: argparse.Namespace) -> int:
+def _first_stage(method: str, index: TableIndex) -> _Retriever:
+    from tabret.index import DenseRetriever, LexicalRetriever
+
+    if method == "bm25":
+        return LexicalRetriever(index)
+    return DenseRetriever(index, hybrid=method == "hybrid")
+
+
+def _adaptive(
+    args: argparse.Namespace, index: TableIndex, embedder: object
+) -> tuple[AdaptiveRetriever, str]:
+    """ATR with the similarity scorer over --first-stage; fits the threshold value on
+    --calibrate-on (another benchmark's labels) when given. Returns it and its method label."""
+    from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, fit_threshold
     from tabret.benchmarks import load_benchmark
-    from tabret.eval import evaluate, format_table
-    from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+
+    sizes = {"candidates": args.candidates, "window": args.window, "retain": args.retain}
+    value, fitted = args.threshold_value, ""
+    if args.calibrate_on:
+        if args.calibrate_on == args.benchmark:
+            raise ValueError("--calibrate-on must name another benchmark than --benchmark")
+        other = load_benchmark(args.calibrate_on, Path(args.data_dir) if args.data_dir else None)
+        other_index = TableIndex.build(
+            other.catalog,
+            embedder,  # type: ignore[arg-type]
+            format=args.format,
+            progress=not args.quiet,
+        )
+        cal = fit_threshold(
+            _first_stage(args.first_stage, other_index),
+            other,
+            args.threshold_rule,
+            target_complete_recall=args.target_complete_recall,
+            depth=args.threshold_depth,
+            **sizes,
+        )
+        value = cal.value
+        fitted = f", fitted on {other.name}"
+        print(
+            f"calibrated {args.threshold_rule} = {value:g} on {other.name}: complete recall "
+            f"{cal.metrics.complete_recall:.1f}, recall {cal.metrics.recall:.1f}, "
+            f"{cal.metrics.mean_tables:.2f} tables (target k= {args.target_complete_recall:g})",
+            flush=True,
+        )
+    scorer = SimilarityScorer(args.threshold_rule, value, args.threshold_depth)
+    retriever = AdaptiveRetriever(_first_stage(args.first_stage, index), scorer, **sizes)
+    return retriever, f"adaptive ({args.first_stage}; {scorer.describe()}{fitted})"
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from tabret.adaptive import MemoEmbedder
+    from tabret.benchmarks import load_benchmark
+    from tabret.eval import evaluate, format_cut_table, format_table
+    from tabret.index import TableIndex
 
     column_level = args.level == "column"
     if column_level and set(args.method) != {"single-hop"}:
@@ -109,6 +160,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if column_level and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     embedder = _embedder_arg(args.embedder)
+    if "adaptive" in args.method:  # windows and calibration re-embed the same questions
+        embedder = MemoEmbedder(embedder)  # type: ignore[arg-type]
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
@@ -118,17 +171,17 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     results = []
     for method in args.method:
-        retriever = (
-            LexicalRetriever(index)
-            if method == "bm25"
-            else DenseRetriever(index, hybrid=method == "hybrid")
-        )
+        label = method
+        if method == "adaptive":
+            retriever, label = _adaptive(args, index, embedder)
+        else:
+            retriever = _first_stage(method, index)
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
             bench,
             args.k,
-            method=method,
+            method=label,
             embedder=index.embedder_name,
             level=args.level,
             progress=not args.quiet,
@@ -139,6 +192,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
         print(format_table(results))
+        if any(r.cut is not None for r in results):
+            print("\nAdaptive cut vs fixed top-k of the same lists at the same mean size:\n")
+            print(format_cut_table(results))
         scored = f"{results[0].questions} scored at column level, " if column_level else ""
         print(f"\n{bench.source}; {len(bench.questions)} questions, {scored}{bench.catalog!r}")
     if args.output:
@@ -187,8 +243,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25"],
-        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only",
+        choices=["single-hop", "hybrid", "bm25", "adaptive"],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
+        "adaptive: ATR sliding-window re-ranking of --first-stage candidates with the "
+        "similarity scorer, cut at its threshold (an adaptive number of tables)",
     )
     p.add_argument(
         "--embedder",
@@ -210,6 +268,39 @@ def build_parser() -> argparse.ArgumentParser:
         "top-k of db.table.column texts) against gold columns; column needs single-hop",
     )
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    a = p.add_argument_group("adaptive (ATR) options")
+    a.add_argument(
+        "--first-stage",
+        default="single-hop",
+        choices=["single-hop", "hybrid", "bm25"],
+        help="where the adaptive re-ranker's candidates come from (default: single-hop)",
+    )
+    a.add_argument("--candidates", type=int, default=50, help="N candidates (default: 50)")
+    a.add_argument("--window", type=int, default=20, help="W tables per window (default: 20)")
+    a.add_argument("--retain", type=int, default=15, help="R tables kept (default: 15)")
+    a.add_argument(
+        "--threshold-rule",
+        default="relative",
+        choices=["fixed", "relative", "zscore", "gap"],
+        help="similarity scorer threshold: fixed cosine τ, relative (best - δ), zscore "
+        "(mean + z·std of the top --threshold-depth cosines), gap (largest drop; no value)",
+    )
+    a.add_argument("--threshold-value", type=float, default=0.1, help="τ, δ or z (default: 0.1)")
+    a.add_argument(
+        "--threshold-depth", type=int, default=50, help="top cosines for zscore/gap (default: 50)"
+    )
+    a.add_argument(
+        "--calibrate-on",
+        choices=["spider-union", "bird-union", "demo"],
+        help="fit --threshold-value on this other benchmark's gold tables (never the evaluated "
+        "one): the fewest mean tables reaching --target-complete-recall there",
+    )
+    a.add_argument(
+        "--target-complete-recall",
+        type=float,
+        default=90.0,
+        help="complete recall (percent) the calibration aims for (default: 90)",
+    )
     p.add_argument(
         "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
     )
