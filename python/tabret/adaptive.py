@@ -81,7 +81,7 @@ class CallableScorer:
 
     def __call__(self, questions: list[str], windows: list[list[str]]) -> Sequence[Any]:
         if self._batched:
-            return self._fn(questions, windows)  # type: ignore[arg-type,return-value]
+            return self._fn(questions, windows)  # type: ignore[arg-type]
         fn: Any = self._fn
         return [fn(q, w) for q, w in zip(questions, windows, strict=True)]
 

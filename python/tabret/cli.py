@@ -13,7 +13,8 @@ from tabret._core import Error
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
-    from tabret.adaptive import AdaptiveRetriever
+    from tabret.adaptive import AdaptiveRetriever, ThresholdRule
+    from tabret.benchmarks import Benchmark
     from tabret.eval import RetrieveFn
     from tabret.index import TableIndex, _Retriever
 
@@ -103,44 +104,60 @@ def _first_stage(method: str, index: TableIndex) -> _Retriever:
 
 
 def _adaptive(
-    args: argparse.Namespace, index: TableIndex, embedder: object
-) -> tuple[AdaptiveRetriever, str]:
-    """ATR with the similarity scorer over --first-stage; fits the threshold value on
-    --calibrate-on (another benchmark's labels) when given. Returns it and its method label."""
+    args: argparse.Namespace,
+    index: TableIndex,
+    rule: ThresholdRule,
+    other: tuple[Benchmark, TableIndex] | None,
+) -> tuple[str, AdaptiveRetriever]:
+    """ATR with the similarity scorer (threshold ``rule``) over --first-stage; the rule's value
+    is fitted on ``other`` (--calibrate-on: another benchmark and its index) when given."""
     from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, fit_threshold
-    from tabret.benchmarks import load_benchmark
 
     sizes = {"candidates": args.candidates, "window": args.window, "retain": args.retain}
     value, fitted = args.threshold_value, ""
-    if args.calibrate_on:
-        if args.calibrate_on == args.benchmark:
-            raise ValueError("--calibrate-on must name another benchmark than --benchmark")
-        other = load_benchmark(args.calibrate_on, Path(args.data_dir) if args.data_dir else None)
-        other_index = TableIndex.build(
-            other.catalog,
-            embedder,  # type: ignore[arg-type]
-            format=args.format,
-            progress=not args.quiet,
-        )
+    if other is not None and rule != "gap":
+        bench, other_index = other
         cal = fit_threshold(
             _first_stage(args.first_stage, other_index),
-            other,
-            args.threshold_rule,
+            bench,
+            rule,
             target_complete_recall=args.target_complete_recall,
             depth=args.threshold_depth,
             **sizes,
         )
         value = cal.value
-        fitted = f", fitted on {other.name}"
+        fitted = f", fitted on {bench.name}"
         print(
-            f"calibrated {args.threshold_rule} = {value:g} on {other.name}: complete recall "
+            f"calibrated {rule} = {value:g} on {bench.name}: complete recall "
             f"{cal.metrics.complete_recall:.1f}, recall {cal.metrics.recall:.1f}, "
             f"{cal.metrics.mean_tables:.2f} tables (target k= {args.target_complete_recall:g})",
             flush=True,
         )
-    scorer = SimilarityScorer(args.threshold_rule, value, args.threshold_depth)
+    scorer = SimilarityScorer(rule, value, args.threshold_depth)
     retriever = AdaptiveRetriever(_first_stage(args.first_stage, index), scorer, **sizes)
-    return retriever, f"adaptive ({args.first_stage}; {scorer.describe()}{fitted})"
+    return f"adaptive ({args.first_stage}; {scorer.describe()}{fitted})", retriever
+
+
+def _calibration_bench(
+    args: argparse.Namespace, embedder: object
+) -> tuple[Benchmark, TableIndex] | None:
+    """--calibrate-on: the other benchmark and its index (same embedder and format)."""
+    from tabret.benchmarks import load_benchmark
+    from tabret.index import TableIndex
+
+    if "adaptive" not in args.method or not args.calibrate_on:
+        return None
+    if args.calibrate_on == args.benchmark:
+        raise ValueError("--calibrate-on must name another benchmark than --benchmark")
+    other = load_benchmark(args.calibrate_on, Path(args.data_dir) if args.data_dir else None)
+    index = TableIndex.build(
+        other.catalog,
+        embedder,  # type: ignore[arg-type]
+        format=args.format,
+        columns=False,
+        progress=not args.quiet,
+    )
+    return other, index
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -169,13 +186,15 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         columns=column_level,
         progress=not args.quiet,
     )
-    results = []
+    other = _calibration_bench(args, embedder)
+    runs: list[tuple[str, _Retriever]] = []
     for method in args.method:
-        label = method
         if method == "adaptive":
-            retriever, label = _adaptive(args, index, embedder)
+            runs += [_adaptive(args, index, rule, other) for rule in args.threshold_rule]
         else:
-            retriever = _first_stage(method, index)
+            runs.append((method, _first_stage(method, index)))
+    results = []
+    for label, retriever in runs:
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
@@ -280,10 +299,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--retain", type=int, default=15, help="R tables kept (default: 15)")
     a.add_argument(
         "--threshold-rule",
-        default="relative",
+        nargs="+",
+        default=["relative"],
         choices=["fixed", "relative", "zscore", "gap"],
-        help="similarity scorer threshold: fixed cosine τ, relative (best - δ), zscore "
-        "(mean + z·std of the top --threshold-depth cosines), gap (largest drop; no value)",
+        help="similarity scorer threshold, one adaptive row per rule: fixed cosine τ, "
+        "relative (best - δ), zscore (mean + z·std of the top --threshold-depth cosines), "
+        "gap (largest drop; no value)",
     )
     a.add_argument("--threshold-value", type=float, default=0.1, help="τ, δ or z (default: 0.1)")
     a.add_argument(
@@ -292,8 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument(
         "--calibrate-on",
         choices=["spider-union", "bird-union", "demo"],
-        help="fit --threshold-value on this other benchmark's gold tables (never the evaluated "
-        "one): the fewest mean tables reaching --target-complete-recall there",
+        help="fit --threshold-value (per rule; gap has none) on this other benchmark's gold "
+        "tables, never the evaluated one's: the fewest mean tables reaching "
+        "--target-complete-recall there",
     )
     a.add_argument(
         "--target-complete-recall",

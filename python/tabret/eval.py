@@ -117,7 +117,7 @@ def evaluate(
         cr[k] = 100 * sum(_core.complete_recall_at(rk, g, k) for rk, g in pairs) / n
         r[k] = 100 * sum(_core.recall_at(rk, g, k) for rk, g in pairs) / n
         mt[k] = sum(min(k, len(rk)) for rk in ranked) / n
-    per_question = [
+    per_question: list[dict[str, Any]] = [
         {"id": q.id, "gold": g, "ranked": rk}
         for q, g, rk in zip(questions, golds, ranked, strict=True)
     ]

@@ -145,8 +145,12 @@ def test_threads_agree_with_serial(demo_index: TableIndex) -> None:
     questions = [q.question for q in tabret.demo_questions()] * 4
     serial = atr.retrieve(questions)
     chunks = [questions[i : i + 36] for i in range(0, len(questions), 36)]
+
+    def run(chunk: list[str]) -> list[tabret.Retrieval]:
+        return atr.retrieve(chunk)
+
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
-        parallel = [r for part in pool.map(atr.retrieve, chunks) for r in part]
+        parallel = [r for part in pool.map(run, chunks) for r in part]
     assert parallel == serial
     assert len({r.cut for r in serial}) > 1  # the cut adapts to the question
 
