@@ -7,6 +7,7 @@
 #include <tabret/rewriting/parsers.hpp>
 #include <tabret/rewriting/prompts.hpp>
 #include <tabret/rewriting/replay_llm.hpp>
+#include <tabret/scoring/window_scorer.hpp>
 
 #include "register.hpp"
 
@@ -63,6 +64,9 @@ void register_errors(py::module_& m) {
     static auto template_error_type =
         new_exception(m, "TemplateError", py::make_tuple(base, builtins.attr("ValueError")),
                       "A prompt template that is malformed, lacks a value, or is not in the set.");
+    static auto scoring_error_type =
+        new_exception(m, "ScoringError", py::make_tuple(base, builtins.attr("ValueError")),
+                      "A window scorer answered with the wrong number of logits, or NaN.");
     // Most derived first: each catch clause must come before the clauses of its bases.
     py::register_exception_translator([](std::exception_ptr p) {
         try {
@@ -93,6 +97,8 @@ void register_errors(py::module_& m) {
             PyErr_SetObject(llm_error_type.ptr(), lenient_str(e.what()).ptr());
         } catch (const tabret::template_error& e) {
             PyErr_SetString(template_error_type.ptr(), e.what());
+        } catch (const tabret::scoring_error& e) {
+            PyErr_SetString(scoring_error_type.ptr(), e.what());
         } catch (const tabret::error& e) {
             PyErr_SetString(base.ptr(), e.what());
         }

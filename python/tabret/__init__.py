@@ -12,10 +12,12 @@ from tabret._core import (
     MissingRecordingError,
     ParseError,
     SchemaError,
+    ScoringError,
     Table,
     TemplateError,
     __version__,
 )
+from tabret.adaptive import AdaptiveRetriever, CallableScorer, SimilarityScorer
 from tabret.catalog import Catalog
 from tabret.crush import CrushRetriever
 from tabret.datasets import Question, demo_catalog, demo_questions
@@ -29,6 +31,8 @@ from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
 __all__ = [
+    "AdaptiveRetriever",
+    "CallableScorer",
     "Catalog",
     "Column",
     "CrushRetriever",
@@ -52,7 +56,9 @@ __all__ = [
     "SchemaError",
     "ScoredColumn",
     "ScoredTable",
+    "ScoringError",
     "SentenceTransformerEmbedder",
+    "SimilarityScorer",
     "Table",
     "TableIndex",
     "TemplateError",

@@ -498,3 +498,40 @@ class CrushRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+
+# --- ATR: adaptive re-ranking (bindings/register_adaptive.cpp) ---------------------------------
+
+class ScoringError(Error, ValueError): ...
+
+ThresholdRule = Literal["fixed", "relative", "zscore", "gap"]
+WindowScorerCallable = Callable[[list[str], list[list[str]]], Any]
+
+class AdaptiveReranker:
+    @staticmethod
+    def with_similarity(
+        index: TableIndex,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        rule: ThresholdRule = "relative",
+        value: float = 0.1,
+        depth: int = 50,
+        candidates: int = 50,
+        window: int = 20,
+        retain: int = 15,
+    ) -> AdaptiveReranker: ...
+    @staticmethod
+    def with_callable(
+        index: TableIndex,
+        scorer: WindowScorerCallable,
+        name: str,
+        candidates: int = 50,
+        window: int = 20,
+        retain: int = 15,
+    ) -> AdaptiveReranker: ...
+    def rerank(self, questions: list[str], first: list[Retrieval]) -> list[Retrieval]: ...
+    @property
+    def candidates(self) -> int: ...
+    @property
+    def window(self) -> int: ...
+    @property
+    def retain(self) -> int: ...

@@ -15,6 +15,8 @@ from tabret._core import Error
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
+    from tabret.adaptive import AdaptiveRetriever, ThresholdRule
+    from tabret.benchmarks import Benchmark
     from tabret.eval import RetrieveFn
     from tabret.index import TableIndex, _Retriever
 
@@ -181,10 +183,76 @@ def _reverse_retriever(index: TableIndex, questions: str) -> _Retriever:
     return ReverseRetriever(index, generated)
 
 
-def _cmd_eval(args: argparse.Namespace) -> int:
+def _first_stage(method: str, index: TableIndex) -> _Retriever:
+    from tabret.index import DenseRetriever, LexicalRetriever
+
+    if method == "bm25":
+        return LexicalRetriever(index)
+    return DenseRetriever(index, hybrid=method == "hybrid")
+
+
+def _adaptive(
+    args: argparse.Namespace,
+    index: TableIndex,
+    rule: ThresholdRule,
+    other: tuple[Benchmark, TableIndex] | None,
+) -> tuple[str, AdaptiveRetriever]:
+    """ATR with the similarity scorer (threshold ``rule``) over --first-stage; the rule's value
+    is fitted on ``other`` (--calibrate-on: another benchmark and its index) when given."""
+    from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, fit_threshold
+
+    sizes = {"candidates": args.candidates, "window": args.window, "retain": args.retain}
+    value, fitted = args.threshold_value, ""
+    if other is not None and rule != "gap":
+        bench, other_index = other
+        cal = fit_threshold(
+            _first_stage(args.first_stage, other_index),
+            bench,
+            rule,
+            target_complete_recall=args.target_complete_recall,
+            depth=args.threshold_depth,
+            **sizes,
+        )
+        value = cal.value
+        fitted = f", fitted on {bench.name}"
+        print(
+            f"calibrated {rule} = {value:g} on {bench.name}: complete recall "
+            f"{cal.metrics.complete_recall:.1f}, recall {cal.metrics.recall:.1f}, "
+            f"{cal.metrics.mean_tables:.2f} tables (target k= {args.target_complete_recall:g})",
+            flush=True,
+        )
+    scorer = SimilarityScorer(rule, value, args.threshold_depth)
+    retriever = AdaptiveRetriever(_first_stage(args.first_stage, index), scorer, **sizes)
+    return f"adaptive ({args.first_stage}; {scorer.describe()}{fitted})", retriever
+
+
+def _calibration_bench(
+    args: argparse.Namespace, embedder: object
+) -> tuple[Benchmark, TableIndex] | None:
+    """--calibrate-on: the other benchmark and its index (same embedder and format)."""
     from tabret.benchmarks import load_benchmark
-    from tabret.eval import evaluate, format_table
-    from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+    from tabret.index import TableIndex
+
+    if "adaptive" not in args.method or not args.calibrate_on:
+        return None
+    if args.calibrate_on == args.benchmark:
+        raise ValueError("--calibrate-on must name another benchmark than --benchmark")
+    other = load_benchmark(args.calibrate_on, Path(args.data_dir) if args.data_dir else None)
+    index = TableIndex.build(
+        other.catalog,
+        embedder,  # type: ignore[arg-type]
+        format=args.format,
+        columns=False,
+        progress=not args.quiet,
+    )
+    return other, index
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    from tabret.adaptive import MemoEmbedder
+    from tabret.benchmarks import load_benchmark
+    from tabret.eval import evaluate, format_cut_table, format_table
+    from tabret.index import TableIndex
 
     column_level = args.level == "column"
     if column_level and not set(args.method) <= {"single-hop", "crush"}:
@@ -201,6 +269,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         from tabret.embedding_cache import DiskCachedEmbedder
 
         embedder = DiskCachedEmbedder(embedder, args.embedding_cache)  # type: ignore[arg-type]
+    if "adaptive" in args.method:  # windows and calibration re-embed the same questions
+        embedder = MemoEmbedder(embedder)  # type: ignore[arg-type]
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
@@ -208,6 +278,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         columns=column_level or "crush" in args.method,
         progress=not args.quiet,
     )
+    other = _calibration_bench(args, embedder)
+    runs: list[tuple[str, _Retriever]] = []
     results = []
     for method in args.method:
         if method == "crush":
@@ -216,20 +288,19 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             res = crush_eval(index, bench, args)
             res.command = command
             results.append(res)
-            continue
-        retriever: _Retriever = (
-            LexicalRetriever(index)
-            if method == "bm25"
-            else DenseRetriever(index, hybrid=method == "hybrid")
-        )
-        if method == "reverse":
-            retriever = _reverse_retriever(index, args.questions)
+        elif method == "adaptive":
+            runs += [_adaptive(args, index, rule, other) for rule in args.threshold_rule]
+        elif method == "reverse":
+            runs.append((method, _reverse_retriever(index, args.questions)))
+        else:
+            runs.append((method, _first_stage(method, index)))
+    for label, retriever in runs:
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
             bench,
             args.k,
-            method=method,
+            method=label,
             embedder=index.embedder_name,
             level=args.level,
             progress=not args.quiet,
@@ -240,6 +311,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
         print(format_table(results))
+        if any(r.cut is not None for r in results):
+            print("\nAdaptive cut vs fixed top-k of the same lists at the same mean size:\n")
+            print(format_cut_table(results))
         scored = f"{results[0].questions} scored at column level, " if column_level else ""
         print(f"\n{bench.source}; {len(bench.questions)} questions, {scored}{bench.catalog!r}")
     if args.output:
@@ -356,10 +430,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25", "reverse", "crush"],
+        choices=["single-hop", "hybrid", "bm25", "reverse", "crush", "adaptive"],
         help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
         "reverse: Reverse Engineering (schema and generated-question similarity, dynamic alpha); "
-        "crush: CRUSH4SQL with recorded LLM probes (k = column budget; --crush-* options)",
+        "crush: CRUSH4SQL with recorded LLM probes (k = column budget; --crush-* options); "
+        "adaptive: ATR sliding-window re-ranking of --first-stage candidates with the "
+        "similarity scorer, cut at its threshold (an adaptive number of tables)",
     )
     p.add_argument(
         "--questions",
@@ -391,6 +467,42 @@ def build_parser() -> argparse.ArgumentParser:
         "top-k of db.table.column texts) against gold columns; column needs single-hop",
     )
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    a = p.add_argument_group("adaptive (ATR) options")
+    a.add_argument(
+        "--first-stage",
+        default="single-hop",
+        choices=["single-hop", "hybrid", "bm25"],
+        help="where the adaptive re-ranker's candidates come from (default: single-hop)",
+    )
+    a.add_argument("--candidates", type=int, default=50, help="N candidates (default: 50)")
+    a.add_argument("--window", type=int, default=20, help="W tables per window (default: 20)")
+    a.add_argument("--retain", type=int, default=15, help="R tables kept (default: 15)")
+    a.add_argument(
+        "--threshold-rule",
+        nargs="+",
+        default=["relative"],
+        choices=["fixed", "relative", "zscore", "gap"],
+        help="similarity scorer threshold, one adaptive row per rule: fixed cosine τ, "
+        "relative (best - δ), zscore (mean + z·std of the top --threshold-depth cosines), "
+        "gap (largest drop; no value)",
+    )
+    a.add_argument("--threshold-value", type=float, default=0.1, help="τ, δ or z (default: 0.1)")
+    a.add_argument(
+        "--threshold-depth", type=int, default=50, help="top cosines for zscore/gap (default: 50)"
+    )
+    a.add_argument(
+        "--calibrate-on",
+        choices=["spider-union", "bird-union", "demo"],
+        help="fit --threshold-value (per rule; gap has none) on this other benchmark's gold "
+        "tables, never the evaluated one's: the fewest mean tables reaching "
+        "--target-complete-recall there",
+    )
+    a.add_argument(
+        "--target-complete-recall",
+        type=float,
+        default=90.0,
+        help="complete recall (percent) the calibration aims for (default: 90)",
+    )
     p.add_argument(
         "--embedding-cache",
         metavar="DIR",

@@ -2,11 +2,14 @@
 
 ``level="table"`` scores the ranked tables against ``gold_tables`` (every question);
 ``level="column"`` scores the ranked columns against ``gold_columns``, over the questions that
-have gold columns only.
+have gold columns only. When every result carries an adaptive ``cut`` (ATR), table-level results
+also score each list at its own cut and, for comparison, the same lists at a fixed k equal to the
+mean cut (``EvalResult.cut``).
 """
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -16,12 +19,25 @@ from tabret import _core
 from tabret.benchmarks import Benchmark
 from tabret.results import Retrieval
 
-__all__ = ["EvalResult", "evaluate", "format_table"]
+__all__ = ["CutResult", "EvalResult", "evaluate", "format_cut_table", "format_table"]
 
 RetrieveFn = Callable[[list[str], int], list[Retrieval]]
 """``retrieve(questions, k)``: at column level it must return ``k`` columns per question, e.g.
 ``lambda qs, k: retriever.retrieve(qs, k, k_columns=k)``."""
 Level = Literal["table", "column"]
+
+
+@dataclass
+class CutResult:
+    """Scores at each question's adaptive cut, next to fixed top-k of the same ranked lists at
+    the same mean number of tables m: at k = floor(m) and ceil(m), and linearly interpolated at
+    m (what answering floor(m) or ceil(m) tables at random, with mean m, would score)."""
+
+    complete_recall: float  # percent of questions with every gold table before their cut
+    recall: float  # mean percent of gold tables before the cut
+    mean_tables: float  # mean cut
+    fixed: dict[int, tuple[float, float]]  # k -> (complete recall, recall) at fixed k
+    fixed_at_mean: tuple[float, float]  # (complete recall, recall) interpolated at mean_tables
 
 
 @dataclass
@@ -37,6 +53,7 @@ class EvalResult:
     source: str = ""
     command: str = ""
     per_question: list[dict[str, Any]] = field(default_factory=list)
+    cut: CutResult | None = None  # set when every result has an adaptive cut (table level)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -100,10 +117,16 @@ def evaluate(
         cr[k] = 100 * sum(_core.complete_recall_at(rk, g, k) for rk, g in pairs) / n
         r[k] = 100 * sum(_core.recall_at(rk, g, k) for rk, g in pairs) / n
         mt[k] = sum(min(k, len(rk)) for rk in ranked) / n
-    per_question = [
+    per_question: list[dict[str, Any]] = [
         {"id": q.id, "gold": g, "ranked": rk}
         for q, g, rk in zip(questions, golds, ranked, strict=True)
     ]
+    cuts = [res.cut for res in results]
+    cut = None
+    if level == "table" and results and all(c is not None for c in cuts):
+        cut = _cut_result(ranked, golds, [c or 0 for c in cuts])
+        for row, c in zip(per_question, cuts, strict=True):
+            row["cut"] = c
     return EvalResult(
         bench.name,
         method,
@@ -115,7 +138,24 @@ def evaluate(
         level,
         bench.source,
         per_question=per_question,
+        cut=cut,
     )
+
+
+def _cut_result(ranked: list[list[int]], golds: list[list[int]], cuts: list[int]) -> CutResult:
+    from tabret.adaptive import cut_metrics, interpolate
+
+    at_cut = cut_metrics(ranked, golds, cuts)
+    m = at_cut.mean_tables
+    fixed = {}
+    for k in sorted({math.floor(m), math.ceil(m)}):
+        fk = cut_metrics(ranked, golds, [k] * len(ranked))
+        fixed[k] = (fk.complete_recall, fk.recall)
+    at_mean = (
+        interpolate({k: v[0] for k, v in fixed.items()}, m),
+        interpolate({k: v[1] for k, v in fixed.items()}, m),
+    )
+    return CutResult(at_cut.complete_recall, at_cut.recall, m, fixed, at_mean)
 
 
 def format_table(results: Sequence[EvalResult]) -> str:
@@ -130,5 +170,26 @@ def format_table(results: Sequence[EvalResult]) -> str:
         cells = [res.benchmark] + ([res.level] if show_level else []) + [res.embedder, res.method]
         cells += [f"{res.complete_recall[k]:.1f}" for k in ks]
         cells += [f"{res.recall[k]:.1f}" for k in ks]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def format_cut_table(results: Sequence[EvalResult]) -> str:
+    """A Markdown table of the results that have an adaptive cut: complete recall (k=) and
+    recall (r@) at the cut, the mean number of tables, and fixed top-k of the same lists at
+    floor/ceil of that mean and interpolated at it."""
+    head = ["data", "embedder", "method", "mean tables", "k= cut", "r@ cut"]
+    head += ["fixed k (floor / ceil)", "k= fixed", "r@ fixed", "k= fixed@mean", "r@ fixed@mean"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for res in results:
+        c = res.cut
+        if c is None:
+            continue
+        ks = sorted(c.fixed)
+        cells = [res.benchmark, res.embedder, res.method, f"{c.mean_tables:.2f}"]
+        cells += [f"{c.complete_recall:.1f}", f"{c.recall:.1f}", " / ".join(map(str, ks))]
+        cells += [" / ".join(f"{c.fixed[k][0]:.1f}" for k in ks)]
+        cells += [" / ".join(f"{c.fixed[k][1]:.1f}" for k in ks)]
+        cells += [f"{c.fixed_at_mean[0]:.1f}", f"{c.fixed_at_mean[1]:.1f}"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -47,6 +47,11 @@ class Retrieval:
     def table_names(self) -> list[str]:
         return [t.name for t in self.tables]
 
+    @property
+    def selected(self) -> list[ScoredTable]:
+        """The tables before the adaptive cut (all of them when there is no cut)."""
+        return self.tables if self.cut is None else self.tables[: self.cut]
+
     @classmethod
     def from_core(cls, question: str, r: _core.Retrieval, cat: _core.Catalog) -> Retrieval:
         return cls(

@@ -1,0 +1,162 @@
+// ATR: window scorers (the training-free similarity scorer, Python callables) and the adaptive
+// re-ranker, exposed as a post-step over any first stage's results.
+#include <tabret/embedding/cached_embedder.hpp>
+#include <tabret/retrieval/adaptive_reranker.hpp>
+#include <tabret/scoring/callback_window_scorer.hpp>
+#include <tabret/scoring/similarity_window_scorer.hpp>
+
+#include <memory>
+#include <optional>
+
+#include "callbacks.hpp"
+#include "choices.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+threshold_rule to_rule(const std::string& s) {
+    return choice<threshold_rule>("threshold rule", s,
+                                  {{"fixed", threshold_rule::fixed},
+                                   {"relative", threshold_rule::relative},
+                                   {"zscore", threshold_rule::zscore},
+                                   {"gap", threshold_rule::gap}});
+}
+
+std::string type_name(const py::handle& h) {
+    return py::type::of(h).attr("__name__").cast<std::string>();
+}
+
+/// One window's answer `(logits, threshold)`: TypeError for anything else. Lengths and NaN are
+/// checked afterwards by check_window_scores (ScoringError).
+window_scores to_window_scores(const py::handle& item, std::size_t w, const std::string& who) {
+    if (py::isinstance<py::str>(item) || !py::isinstance<py::sequence>(item) || py::len(item) != 2)
+        throw py::type_error("window scorer '" + who + "' must answer (logits, threshold) for " +
+                             "each window; window " + std::to_string(w) + " got a " +
+                             type_name(item));
+    const auto pair = py::reinterpret_borrow<py::sequence>(item);
+    using floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
+    floats logits;
+    try {
+        logits = floats::ensure(pair[0]);
+    } catch (py::error_already_set&) {
+        logits = {};
+    }
+    if (!logits || logits.ndim() != 1)
+        throw py::type_error(
+            "window scorer '" + who + "': the logits of window " + std::to_string(w) +
+            " must be a 1-D sequence of floats, got " + type_name(pair[0]) +
+            (logits ? " with " + std::to_string(logits.ndim()) + " dimensions" : ""));
+    const py::object threshold = pair[1];
+    if (!py::isinstance<py::float_>(threshold) && !py::isinstance<py::int_>(threshold) &&
+        !py::hasattr(threshold, "__float__"))
+        throw py::type_error("window scorer '" + who + "': the threshold of window " +
+                             std::to_string(w) + " must be a float, got " + type_name(threshold));
+    window_scores s;
+    s.logits.assign(logits.data(), logits.data() + logits.shape(0));
+    s.threshold = threshold.cast<float>();
+    return s;
+}
+
+/// A Python callable `(questions, windows) -> [(logits, threshold), ...]` as a window_score_fn:
+/// the GIL is taken once per step, the answer converted and copied out; Ctrl-C is polled.
+window_score_fn python_window_score_fn(py::object fn, std::string name) {
+    auto held = keep(std::move(fn));
+    return [held, name = std::move(name)](std::span<const window_request> windows) {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        py::list questions(windows.size()), texts(windows.size());
+        for (std::size_t w = 0; w < windows.size(); ++w) {
+            questions[w] = py::str(std::string(windows[w].question));
+            py::list window(windows[w].texts.size());
+            for (std::size_t j = 0; j < windows[w].texts.size(); ++j)
+                window[j] = py::str(windows[w].texts[j]);
+            texts[w] = window;
+        }
+        const py::object answer = (*held)(questions, texts);
+        if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
+            throw py::type_error("window scorer '" + name +
+                                 "' must return a list of (logits, threshold), one per window, "
+                                 "got " +
+                                 type_name(answer));
+        std::vector<window_scores> out;
+        const auto seq = py::reinterpret_borrow<py::sequence>(answer);
+        for (std::size_t w = 0; w < seq.size(); ++w)
+            out.push_back(to_window_scores(seq[w], w, name));
+        return out;
+    };
+}
+
+/// Owns what an adaptive re-ranking refers to: the index and either a Python scorer or the
+/// embedder of the similarity scorer (whose question cache lives for one rerank call).
+struct py_adaptive_reranker {
+    std::shared_ptr<const table_index> index;
+    adaptive_options options;
+    std::optional<callback_window_scorer> callback;
+    std::optional<callback_embedder> embedder;
+    similarity_threshold threshold;
+
+    [[nodiscard]] std::vector<retrieval> rerank(const std::vector<std::string>& questions,
+                                                const std::vector<retrieval>& first) const {
+        if (callback) return adaptive_rerank(*index, questions, first, *callback, options);
+        const cached_embedder cache(*embedder);
+        const similarity_window_scorer scorer(*index, cache, threshold);
+        return adaptive_rerank(*index, questions, first, scorer, options);
+    }
+};
+
+adaptive_options to_options(std::size_t candidates, std::size_t window, std::size_t retain) {
+    adaptive_options o{candidates, window, retain};
+    detail::check_adaptive_options(o);
+    return o;
+}
+
+}  // namespace
+
+void register_adaptive(py::module_& m) {
+    py::class_<py_adaptive_reranker, std::shared_ptr<py_adaptive_reranker>>(m, "AdaptiveReranker")
+        .def_static(
+            "with_similarity",
+            [](std::shared_ptr<const table_index> index, const py::object& embed,
+               const std::string& embedder_name, const std::string& rule, float value,
+               std::size_t depth, std::size_t candidates, std::size_t window, std::size_t retain) {
+                auto r = std::make_shared<py_adaptive_reranker>();
+                r->options = to_options(candidates, window, retain);
+                r->threshold = {to_rule(rule), value, depth};
+                check_similarity_threshold(r->threshold);
+                r->embedder.emplace(to_embedder(embed, embedder_name));
+                r->index = std::move(index);
+                return r;
+            },
+            py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
+            py::arg("rule") = "relative", py::arg("value") = 0.1f, py::arg("depth") = 50,
+            py::arg("candidates") = 50, py::arg("window") = 20, py::arg("retain") = 15)
+        .def_static(
+            "with_callable",
+            [](std::shared_ptr<const table_index> index, py::object scorer, const std::string& name,
+               std::size_t candidates, std::size_t window, std::size_t retain) {
+                if (!PyCallable_Check(scorer.ptr()))
+                    throw py::type_error("window scorer must be callable, got " +
+                                         type_name(scorer));
+                auto r = std::make_shared<py_adaptive_reranker>();
+                r->options = to_options(candidates, window, retain);
+                r->callback.emplace(python_window_score_fn(std::move(scorer), name), name);
+                r->index = std::move(index);
+                return r;
+            },
+            py::arg("index"), py::arg("scorer"), py::arg("name"), py::arg("candidates") = 50,
+            py::arg("window") = 20, py::arg("retain") = 15)
+        .def("rerank", &py_adaptive_reranker::rerank, py::arg("questions"), py::arg("first"),
+             py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly("candidates",
+                               [](const py_adaptive_reranker& r) { return r.options.candidates; })
+        .def_property_readonly("window",
+                               [](const py_adaptive_reranker& r) { return r.options.window; })
+        .def_property_readonly("retain",
+                               [](const py_adaptive_reranker& r) { return r.options.retain; });
+}
+
+}  // namespace tabret::bindings

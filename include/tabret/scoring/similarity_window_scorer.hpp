@@ -1,0 +1,125 @@
+#pragma once
+/// @file scoring/similarity_window_scorer.hpp
+/// @brief A training-free WindowScorer: a table's logit is its cosine with the question, the
+/// threshold comes from a rule over the question's own score distribution (no labels at
+/// scoring time; a rule's one parameter may be fitted on another benchmark).
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <numeric>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tabret/embedding/embedder.hpp"
+#include "tabret/index/table_index.hpp"
+#include "tabret/scoring/window_scorer.hpp"
+
+namespace tabret {
+
+/// How the threshold logit is set from the question's top cosines s0 ≥ s1 ≥ … over the catalog.
+enum class threshold_rule {
+    fixed,     ///< threshold = value (an absolute cosine).
+    relative,  ///< threshold = s0 − value (tables within `value` of the best one are in).
+    zscore,    ///< threshold = mean + value · std of the top-`depth` cosines.
+    gap,  ///< threshold in the middle of the largest drop s_i − s_{i+1} among the top `depth`;
+          ///< `value` is not used.
+};
+
+struct similarity_threshold {
+    threshold_rule rule = threshold_rule::relative;
+    float value = 0.1f;
+    std::size_t depth = 50;  ///< How many top cosines form the distribution (zscore, gap).
+};
+
+/** @throws error for depth 0 or a NaN/infinite value. */
+inline void check_similarity_threshold(const similarity_threshold& t) {
+    if (t.depth == 0) throw error("similarity scorer: depth must be positive");
+    if (!std::isfinite(t.value)) throw error("similarity scorer: threshold value must be finite");
+}
+
+/**
+ * @brief The threshold logit for one question from its best-first catalog cosines @p top.
+ * @throws error for an empty @p top.
+ */
+inline float threshold_from_scores(std::span<const float> top, const similarity_threshold& t) {
+    if (top.empty()) throw error("threshold rule needs at least one score");
+    switch (t.rule) {
+        case threshold_rule::fixed:
+            return t.value;
+        case threshold_rule::relative:
+            return top.front() - t.value;
+        case threshold_rule::zscore: {
+            const auto n = static_cast<double>(top.size());
+            const double mean = std::accumulate(top.begin(), top.end(), 0.0) / n;
+            double var = 0.0;
+            for (const float s : top) var += (s - mean) * (s - mean);
+            return static_cast<float>(mean + t.value * std::sqrt(var / n));
+        }
+        case threshold_rule::gap: {
+            if (top.size() == 1) return top.front() - 1e-3f;  // one table: keep it
+            std::size_t best = 0;
+            for (std::size_t i = 1; i + 1 < top.size(); ++i)
+                if (top[i] - top[i + 1] > top[best] - top[best + 1]) best = i;
+            return 0.5f * (top[best] + top[best + 1]);
+        }
+    }
+    return t.value;
+}
+
+/**
+ * @brief Logit = cos(question, table) from the index's stored table vectors; threshold from a
+ * threshold_rule over the question's top-`depth` catalog cosines, so the threshold of a question
+ * is the same in every window (a window-independent stand-in for ATR's threshold token). Holds
+ * the index and the embedder by reference. One call embeds the batch's distinct questions once
+ * (wrap the embedder in a cached_embedder to embed each question once per re-ranking).
+ * `score` is const and thread-safe when the embedder is.
+ */
+template <Embedder E>
+class similarity_window_scorer {
+  public:
+    /** @throws error for depth 0 or a NaN/infinite value. */
+    similarity_window_scorer(const table_index& index, const E& embedder,
+                             similarity_threshold threshold = {})
+        : index_(index), embedder_(embedder), threshold_(threshold) {
+        check_similarity_threshold(threshold_);
+    }
+
+    /** @throws embedding_error for a bad embedder answer. */
+    [[nodiscard]] std::vector<window_scores> score(std::span<const window_request> windows) const {
+        std::vector<std::string> questions;
+        std::unordered_map<std::string_view, std::size_t> row_of;
+        for (const auto& w : windows)
+            if (row_of.emplace(w.question, questions.size()).second)
+                questions.emplace_back(w.question);
+        std::vector<window_scores> out(windows.size());
+        if (questions.empty()) return out;
+        const matrix q = embed_normalized(embedder_, questions, index_.dim());
+        const auto top = index_.search_tables(q, threshold_.depth);
+        std::vector<float> thresholds;
+        for (const auto& hits_of_question : top) {
+            std::vector<float> scores;
+            for (const auto& h : hits_of_question) scores.push_back(h.score);
+            thresholds.push_back(threshold_from_scores(scores, threshold_));
+        }
+        const auto& vectors = index_.tables().vectors();
+        for (std::size_t w = 0; w < windows.size(); ++w) {
+            const auto r = static_cast<Eigen::Index>(row_of.at(windows[w].question));
+            for (const table_id t : windows[w].tables)
+                out[w].logits.push_back(vectors.row(static_cast<Eigen::Index>(t)).dot(q.row(r)));
+            out[w].threshold = thresholds[static_cast<std::size_t>(r)];
+        }
+        return out;
+    }
+
+  private:
+    const table_index& index_;
+    const E& embedder_;
+    similarity_threshold threshold_;
+};
+
+}  // namespace tabret
