@@ -135,3 +135,11 @@ def test_per_budget_evaluation_equals_one_run_per_budget(demo_index: TableIndex)
         assert cut.complete_recall[k] == alone.complete_recall[k]
         assert cut.mean_tables[k] == alone.mean_tables[k]
     assert cut.mean_tables[2] <= 2
+
+
+def test_cli_refuses_crush_without_recorded_probes(capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret.cli import main
+
+    argv = ["eval", "--benchmark", "demo", "--method", "crush", "--embedder", "hashing"]
+    assert main([*argv, "--quiet"]) == 1
+    assert "no recorded probes for benchmark 'demo'" in capsys.readouterr().err
