@@ -17,6 +17,7 @@ void register_io(pybind11::module_& m);
 void register_index(pybind11::module_& m);
 void register_retrieval(pybind11::module_& m);
 void register_rewriting(pybind11::module_& m);
+void register_join(pybind11::module_& m);
 
 /// "signature" | "words" | "ddl" and "natural" | "original", shared by every family.
 table_format to_table_format(const std::string& s);

@@ -20,18 +20,31 @@ from tabret.catalog import Catalog
 from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+from tabret.join import (
+    ColumnStats,
+    GreedyJoinRetriever,
+    JarExactRetriever,
+    JoinClosure,
+    JoinGraph,
+    jar_column_stats,
+)
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 
 __all__ = [
     "Catalog",
     "Column",
+    "ColumnStats",
     "Database",
     "DenseRetriever",
     "EmbeddingError",
     "Error",
     "FileError",
     "ForeignKey",
+    "GreedyJoinRetriever",
     "HashingEmbedder",
+    "JarExactRetriever",
+    "JoinClosure",
+    "JoinGraph",
     "LLMError",
     "LLMParseError",
     "LexicalRetriever",
@@ -50,4 +63,5 @@ __all__ = [
     "__version__",
     "demo_catalog",
     "demo_questions",
+    "jar_column_stats",
 ]

@@ -7,14 +7,23 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tabret._core import Error
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
+    from tabret.benchmarks import Benchmark
     from tabret.eval import RetrieveFn
-    from tabret.index import _Retriever
+    from tabret.index import TableIndex, _Retriever
+    from tabret.join import JoinGraph
+    from tabret.llms import ReplayLLM
+
+
+class JoinSetup(NamedTuple):
+    dataset: Literal["spider", "bird"]
+    graph: JoinGraph
+    llm: ReplayLLM
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -93,15 +102,62 @@ def _with_columns(retriever: _Retriever) -> RetrieveFn:
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
 
 
+_JOIN_METHODS = ("greedy-join", "jar-exact")
+
+
+def _jar_dataset(bench: str) -> Literal["spider", "bird"]:
+    """Which JAR recordings (decompositions, value statistics) a benchmark's questions use."""
+    if bench.startswith("spider"):
+        return "spider"
+    if bench.startswith("bird"):
+        return "bird"
+    raise ValueError(f"greedy-join and jar-exact need JAR decompositions: none for '{bench}'")
+
+
+def _join_setup(args: argparse.Namespace, bench: Benchmark, index: TableIndex) -> JoinSetup | None:
+    """The join graph and the recorded decompositions, when a join-aware method runs."""
+    if not set(args.method) & set(_JOIN_METHODS):
+        return None
+    from tabret.join import JoinGraph, jar_column_stats
+    from tabret.llms import ReplayLLM
+
+    dataset = _jar_dataset(bench.name)
+    data = Path(args.data_dir) if args.data_dir else None
+    stats = None if args.no_value_stats else jar_column_stats(bench.catalog, dataset, data)
+    return JoinSetup(dataset, JoinGraph.build(index, stats), ReplayLLM.jar(dataset, data))
+
+
+def _make_retriever(
+    method: str, index: TableIndex, join: JoinSetup | None, args: argparse.Namespace
+) -> _Retriever:
+    from tabret.index import DenseRetriever, LexicalRetriever
+
+    if method == "bm25":
+        return LexicalRetriever(index)
+    if method not in _JOIN_METHODS:
+        return DenseRetriever(index, hybrid=method == "hybrid")
+    assert join is not None
+    from tabret.join import GreedyJoinRetriever, JarExactRetriever
+
+    if method == "greedy-join":
+        return GreedyJoinRetriever(
+            index, join.graph, join.llm, candidates=args.candidates, weights=args.greedy_weights
+        )
+    weights = join.dataset if args.jar_weights == "auto" else args.jar_weights
+    return JarExactRetriever(
+        index, join.graph, join.llm, candidates=args.candidates, weights=weights
+    )
+
+
 def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_table
-    from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+    from tabret.index import TableIndex
 
     column_level = args.level == "column"
-    if column_level and set(args.method) != {"single-hop"}:
+    if column_level and not set(args.method) <= {"single-hop", *_JOIN_METHODS}:
         raise ValueError(
-            "--level column ranks columns by dense cosine: only --method single-hop is valid"
+            "--level column needs columns ranked: --method single-hop, greedy-join or jar-exact"
         )
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
@@ -116,29 +172,33 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         columns=column_level,
         progress=not args.quiet,
     )
+    join = _join_setup(args, bench, index)
+    closure = {"off": [False], "on": [True], "both": [False, True]}[args.join_closure]
+    per_k = args.per_k or "jar-exact" in args.method or True in closure
     results = []
-    for method in args.method:
-        retriever = (
-            LexicalRetriever(index)
-            if method == "bm25"
-            else DenseRetriever(index, hybrid=method == "hybrid")
-        )
+    for method, with_closure in [(m, c) for m in args.method for c in closure]:
+        retriever = _make_retriever(method, index, join, args)
+        if with_closure:
+            from tabret.join import JoinClosure
+
+            retriever = JoinClosure(retriever, budget=args.closure_budget, mode=args.closure_mode)
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
             bench,
             args.k,
-            method=method,
+            method=method + ("+closure" if with_closure else ""),
             embedder=index.embedder_name,
             level=args.level,
             progress=not args.quiet,
+            per_k=per_k,
         )
         res.command = command
         results.append(res)
     if args.json:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
-        print(format_table(results))
+        print(format_table(results, seconds=per_k, tables=True in closure))
         scored = f"{results[0].questions} scored at column level, " if column_level else ""
         print(f"\n{bench.source}; {len(bench.questions)} questions, {scored}{bench.catalog!r}")
     if args.output:
@@ -178,17 +238,75 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--benchmark",
         required=True,
-        choices=["spider-union", "bird-union", "demo"],
+        choices=[
+            "spider-union",
+            "bird-union",
+            "spider-dev",
+            "bird-dev",
+            "spider-dev-multi",
+            "bird-dev-multi",
+            "demo",
+        ],
         help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
         "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
+        "spider-dev / bird-dev: JAR's dev questions over the dev DBs only (81 / 75 tables), "
+        "-multi: only questions with two or more gold tables (459 / 1,171); "
         "demo: the bundled demo catalog",
     )
     p.add_argument(
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25"],
-        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only",
+        choices=["single-hop", "hybrid", "bm25", *_JOIN_METHODS],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
+        "greedy-join: greedy join-aware re-ranking of the dense top candidates with JAR's "
+        "recorded decompositions; jar-exact: the JAR objective solved exactly (one run per k)",
+    )
+    p.add_argument(
+        "--join-closure",
+        nargs="?",
+        const="on",
+        default="off",
+        choices=["off", "on", "both"],
+        help="add bridge tables on shortest FK paths after each method (bare flag: on; both: "
+        "each method with and without); implies --per-k",
+    )
+    p.add_argument(
+        "--closure-budget", type=int, default=2, help="bridge tables per question (default: 2)"
+    )
+    p.add_argument(
+        "--closure-mode",
+        default="append",
+        choices=["append", "within_k"],
+        help="append: bridges after the k tables (up to k + budget returned); within_k: keep k",
+    )
+    p.add_argument(
+        "--candidates",
+        type=int,
+        default=20,
+        help="first-stage tables re-ranked by greedy-join / jar-exact (default: 20)",
+    )
+    p.add_argument(
+        "--greedy-weights",
+        default="paper",
+        choices=["paper", "reference"],
+        help="greedy λ_coarse: paper 4 (default) or the reference code's 3",
+    )
+    p.add_argument(
+        "--jar-weights",
+        default="auto",
+        choices=["auto", "spider", "bird"],
+        help="JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
+    )
+    p.add_argument(
+        "--no-value-stats",
+        action="store_true",
+        help="build the join graph without JAR's recorded uniqueness and sample values",
+    )
+    p.add_argument(
+        "--per-k",
+        action="store_true",
+        help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
     )
     p.add_argument(
         "--embedder",
