@@ -51,6 +51,11 @@ any_rewriter to_rewriter(const py::object& obj) {
                          py::type::of(obj).attr("__name__").cast<std::string>());
 }
 
+connectivity to_connectivity(const std::string& s) {
+    return choice<connectivity>("connectivity", s,
+                                {{"soft", connectivity::soft}, {"strict", connectivity::strict}});
+}
+
 closure_mode to_mode(const std::string& s) {
     return choice<closure_mode>(
         "mode", s, {{"append", closure_mode::append}, {"within_k", closure_mode::within_k}});
@@ -90,7 +95,9 @@ void def_retrieve(py::class_<R, std::shared_ptr<R>>& c) {
     c.def(
         "retrieve",
         [](const R& r, const std::vector<std::string>& questions, std::size_t k,
-           std::size_t k_columns) { return r.retriever.retrieve(questions, {k, k_columns}); },
+           std::size_t k_columns) {
+            return r.retriever.retrieve(questions, {k, k_columns});
+        },
         py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
         py::call_guard<py::gil_scoped_release>());
 }
@@ -102,11 +109,14 @@ void register_graph(py::module_& m) {
         .def(
             "set",
             [](column_stats_table& t, column_id c, std::optional<double> uniqueness,
-               std::vector<std::string> values) { t.set(c, {uniqueness, std::move(values)}); },
+               std::vector<std::string> values) {
+                t.set(c, {uniqueness, std::move(values)});
+            },
             py::arg("column"), py::arg("uniqueness") = py::none(),
             py::arg("values") = std::vector<std::string>{})
         .def(
-            "uniqueness", [](const column_stats_table& t, column_id c) { return t.at(c).uniqueness; },
+            "uniqueness",
+            [](const column_stats_table& t, column_id c) { return t.at(c).uniqueness; },
             py::arg("column"))
         .def(
             "values", [](const column_stats_table& t, column_id c) { return t.at(c).values; },
@@ -135,8 +145,8 @@ void register_graph(py::module_& m) {
                 auto embedder = to_embedder(embed, name);
                 const column_stats_table none;
                 py::gil_scoped_release release;
-                return std::make_shared<join_graph>(join_graph::build(
-                    index->catalog(), embedder, name, stats ? *stats : none, o));
+                return std::make_shared<join_graph>(
+                    join_graph::build(index->catalog(), embedder, name, stats ? *stats : none, o));
             },
             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
             py::arg("stats") = py::none(), py::arg("names") = "natural",
@@ -172,29 +182,29 @@ void register_selectors(py::module_& m) {
     def_retrieve(greedy);
 
     py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
-    exact.def(py::init([](std::shared_ptr<const table_index> index,
-                          std::shared_ptr<const join_graph> graph, const py::object& embed,
-                          const std::string& name, const py::object& rewriter,
-                          std::size_t candidates, const std::vector<float>& w) {
-                  if (w.size() != 5)
-                      throw py::value_error("weights must be five numbers [w1..w5], got " +
-                                            std::to_string(w.size()));
-                  return std::make_shared<py_exact>(
-                      std::move(index), std::move(graph), to_embedder(embed, name),
-                      to_rewriter(rewriter),
-                      jar_exact_options{candidates, {w[0], w[1], w[2], w[3], w[4]}});
-              }),
-              py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-              py::arg("rewriter"), py::arg("candidates") = 20,
-              py::arg("weights") = std::vector<float>{2, 8, 1, 10, 1});
+    exact.def(
+        py::init([](std::shared_ptr<const table_index> index,
+                    std::shared_ptr<const join_graph> graph, const py::object& embed,
+                    const std::string& name, const py::object& rewriter, std::size_t candidates,
+                    const std::vector<float>& w, const std::string& connected) {
+            if (w.size() != 5)
+                throw py::value_error("weights must be five numbers [w1..w5], got " +
+                                      std::to_string(w.size()));
+            return std::make_shared<py_exact>(
+                std::move(index), std::move(graph), to_embedder(embed, name), to_rewriter(rewriter),
+                jar_exact_options{
+                    candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)});
+        }),
+        py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
+        py::arg("rewriter"), py::arg("candidates") = 20,
+        py::arg("weights") = std::vector<float>{2, 8, 1, 10, 1}, py::arg("connectivity") = "soft");
     def_retrieve(exact);
 
     py::class_<py_closure, std::shared_ptr<py_closure>>(m, "JoinClosure")
         .def(py::init([](std::shared_ptr<const table_index> index, std::size_t budget,
                          std::size_t max_between, const std::string& mode) {
-                 return std::make_shared<py_closure>(std::move(index),
-                                                     closure_options{budget, max_between,
-                                                                     to_mode(mode)});
+                 return std::make_shared<py_closure>(
+                     std::move(index), closure_options{budget, max_between, to_mode(mode)});
              }),
              py::arg("index"), py::arg("budget") = 2, py::arg("max_between") = 2,
              py::arg("mode") = "append")

@@ -509,6 +509,7 @@ class JarExactRetriever:
         rewriter: DecompositionRewriter | RecordedRewriter,
         candidates: int = 20,
         weights: list[float] = ...,
+        connectivity: Literal["soft", "strict"] = "soft",
     ) -> None: ...
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0

@@ -363,7 +363,10 @@ def bird_dev(root: Path | None = None) -> Benchmark:
     raw = json.loads((root / "jar/data/bird/dev.json").read_text(encoding="utf-8"))
     questions = [
         BenchmarkQuestion(
-            str(e["question_id"]), e["db_id"], e["question"], _sql_text_tables(cat, e["db_id"], e["sql"])
+            str(e["question_id"]),
+            e["db_id"],
+            e["question"],
+            _sql_text_tables(cat, e["db_id"], e["sql"]),
         )
         for e in raw
     ]

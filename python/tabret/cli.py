@@ -7,7 +7,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from tabret._core import Error
 from tabret.catalog import Catalog
@@ -17,13 +17,14 @@ if TYPE_CHECKING:
     from tabret.eval import RetrieveFn
     from tabret.index import TableIndex, _Retriever
     from tabret.join import JoinGraph
-    from tabret.llms import ReplayLLM
+    from tabret.llms import CallableLLM
 
 
 class JoinSetup(NamedTuple):
     dataset: Literal["spider", "bird"]
     graph: JoinGraph
-    llm: ReplayLLM
+    llm: CallableLLM
+
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -97,6 +98,31 @@ def _embedder_arg(name: str) -> object:
     return SentenceTransformerEmbedder(name)
 
 
+class _MemoEmbedder:
+    """Embeds each distinct text once per command (``--cache-embeddings``): an evaluation run
+    per k and per method repeats the same questions and sub-queries."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self._memo: dict[str, Any] = {}
+
+    @property
+    def name(self) -> str:
+        return str(self._inner.name)
+
+    def embed(self, texts: list[str]) -> Any:
+        import numpy as np
+
+        from tabret.embedders import embed_texts
+
+        missing = [t for t in dict.fromkeys(texts) if t not in self._memo]
+        if missing:
+            rows = embed_texts(self._inner, missing)
+            for text, row in zip(missing, rows, strict=True):
+                self._memo[text] = row
+        return np.stack([self._memo[t] for t in texts])
+
+
 def _with_columns(retriever: _Retriever) -> RetrieveFn:
     """``retrieve(questions, k)`` that also asks for the top ``k`` columns."""
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
@@ -118,13 +144,20 @@ def _join_setup(args: argparse.Namespace, bench: Benchmark, index: TableIndex) -
     """The join graph and the recorded decompositions, when a join-aware method runs."""
     if not set(args.method) & set(_JOIN_METHODS):
         return None
-    from tabret.join import JoinGraph, jar_column_stats
-    from tabret.llms import ReplayLLM
+    from tabret.join import JoinGraph, jar_column_stats, lenient_replay
+    from tabret.llms import jar_decompositions
 
     dataset = _jar_dataset(bench.name)
     data = Path(args.data_dir) if args.data_dir else None
     stats = None if args.no_value_stats else jar_column_stats(bench.catalog, dataset, data)
-    return JoinSetup(dataset, JoinGraph.build(index, stats), ReplayLLM.jar(dataset, data))
+    source = jar_decompositions(dataset, data)
+    missing = sum(1 for q in bench.questions if q.question not in source)
+    print(
+        f"JAR {dataset} decompositions: {len(bench.questions) - missing} questions recorded, "
+        f"{missing} without a recording (their sub-query is the question itself)\n",
+        flush=True,
+    )
+    return JoinSetup(dataset, JoinGraph.build(index, stats), lenient_replay(source))
 
 
 def _make_retriever(
@@ -145,7 +178,12 @@ def _make_retriever(
         )
     weights = join.dataset if args.jar_weights == "auto" else args.jar_weights
     return JarExactRetriever(
-        index, join.graph, join.llm, candidates=args.candidates, weights=weights
+        index,
+        join.graph,
+        join.llm,
+        candidates=args.candidates,
+        weights=weights,
+        connectivity=args.jar_connectivity,
     )
 
 
@@ -165,6 +203,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     if column_level and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     embedder = _embedder_arg(args.embedder)
+    if args.cache_embeddings:
+        embedder = _MemoEmbedder(embedder)
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
@@ -299,9 +339,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
     )
     p.add_argument(
+        "--jar-connectivity",
+        default="soft",
+        choices=["soft", "strict"],
+        help="jar-exact: soft (zero-weight edges may complete the join tree; default) or "
+        "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
+    )
+    p.add_argument(
         "--no-value-stats",
         action="store_true",
         help="build the join graph without JAR's recorded uniqueness and sample values",
+    )
+    p.add_argument(
+        "--cache-embeddings",
+        action="store_true",
+        help="embed each distinct text once per command (runs per k and per method repeat "
+        "texts); s@k then counts an embedding only in the first run that needs it",
     )
     p.add_argument(
         "--per-k",

@@ -95,9 +95,15 @@ def evaluate(
         ranked = ranked_at[k] if per_k else ranked_at[max(ks)]
         pairs = list(zip(ranked, golds, strict=True))
         cut = [max(len(rk), 1) if per_k else k for rk in ranked]
-        cr[k] = 100 * sum(_core.complete_recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut)) / n
-        r[k] = 100 * sum(_core.recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut)) / n
-        mt[k] = sum(min(c, len(rk)) for rk, c in zip(ranked, cut)) / n
+        cr[k] = (
+            100
+            * sum(_core.complete_recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut, strict=True))
+            / n
+        )
+        r[k] = (
+            100 * sum(_core.recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut, strict=True)) / n
+        )
+        mt[k] = sum(min(c, len(rk)) for rk, c in zip(ranked, cut, strict=True)) / n
     ranked = ranked_at[max(ks)]
     per_question = [
         {"id": q.id, "gold": g, "ranked": rk}
@@ -133,7 +139,9 @@ def _run(
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(questions), desc=f"{desc} k={k}", unit="q", file=sys.stderr, leave=False)
+        bar = tqdm(
+            total=len(questions), desc=f"{desc} k={k}", unit="q", file=sys.stderr, leave=False
+        )
     for start in range(0, len(questions), batch_size):
         batch = questions[start : start + batch_size]
         results.extend(retrieve([q.question for q in batch], k))

@@ -4,7 +4,7 @@ the join-closure post-step.
 - :class:`JoinGraph`: declared foreign keys (ω = 1) plus compatibility ω(i, j) inferred from
   column pairs (type, uniqueness, value overlap, name and embedding similarity). Build it once
   per index, save it beside the index, load it with the index.
-- :class:`GreedyJoinRetriever`: coarse + fine (sub-query × column) + join gains, greedy over the
+- :class:`GreedyJoinRetriever`: coarse + fine (sub-query x column) + join gains, greedy over the
   top-N dense candidates (Boutaleb et al., 2025).
 - :class:`JarExactRetriever`: the JAR objective (Chen et al., 2024) solved exactly.
 - :class:`JoinClosure`: wraps any retriever and adds the bridge tables on shortest FK paths.
@@ -23,7 +23,7 @@ from typing import Literal
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
 from tabret.index import TableIndex, _Retriever
-from tabret.llms import LLM
+from tabret.llms import LLM, CallableLLM, ReplaySource
 from tabret.rewriting import DecompositionRewriter
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "JoinClosure",
     "JoinGraph",
     "jar_column_stats",
+    "lenient_replay",
 ]
 
 ColumnStats = _core.ColumnStats
@@ -166,7 +167,10 @@ class JarExactRetriever(_Retriever):
     """The JAR objective over the top ``candidates`` dense tables, solved exactly per question
     (branch-and-bound over connected table subsets with a maximum spanning join tree). The
     optimum for k is not a prefix of the optimum for k + 1: evaluate each k on its own run
-    (``tabret.eval.evaluate(..., per_k=True)``). ``weights``: "spider", "bird" or five numbers."""
+    (``tabret.eval.evaluate(..., per_k=True)``). ``weights``: "spider", "bird" or five numbers.
+    ``connectivity``: "soft" (default; zero-weight edges may complete the join tree, so tables
+    of other databases can fill up k) or "strict" (JAR's hard constraint over ω > 0 edges, with
+    a greedy fill where no connected set of k tables exists)."""
 
     def __init__(
         self,
@@ -176,6 +180,7 @@ class JarExactRetriever(_Retriever):
         *,
         candidates: int = 20,
         weights: Literal["spider", "bird"] | Sequence[float] = "spider",
+        connectivity: Literal["soft", "strict"] = "soft",
     ) -> None:
         w = list(JAR_WEIGHTS[weights] if isinstance(weights, str) else weights)
         self.index = index
@@ -187,6 +192,7 @@ class JarExactRetriever(_Retriever):
             _rewriter(decompositions),
             candidates,
             w,
+            connectivity,
         )
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
@@ -247,3 +253,19 @@ def jar_column_stats(
 def _column(catalog: _core.Catalog, db: str, table: str, column: str) -> int | None:
     t = catalog.find_table(db, table)
     return None if t is None else catalog.find_column(t, column)
+
+
+def lenient_replay(source: ReplaySource) -> CallableLLM:
+    """An LLM answering from ``source`` like :class:`tabret.llms.ReplayLLM`, except that a
+    question without a recording gets an empty answer (which a rewriter's ``use_question``
+    policy turns into the question itself) instead of an error. For benchmarks whose revision
+    differs from the recordings' (BirdUnion vs JAR's BIRD dev); count the misses first."""
+
+    def answer(prompts: list[str]) -> list[str]:
+        out = []
+        for prompt in prompts:
+            q = _core.extract_question(prompt)
+            out.append(source.completion(q) if q is not None and q in source else "")
+        return out
+
+    return CallableLLM(answer, f"{source.name} (lenient)")

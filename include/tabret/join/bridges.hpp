@@ -46,8 +46,7 @@ class fk_graph {
      * tables in between.
      */
     [[nodiscard]] std::optional<std::vector<table_id>> bridge(
-        table_id from, const std::unordered_set<table_id>& targets,
-        std::size_t max_between) const {
+        table_id from, const std::unordered_set<table_id>& targets, std::size_t max_between) const {
         if (targets.contains(from)) return std::vector<table_id>{};
         std::unordered_map<table_id, table_id> parent{{from, from}};
         std::vector<table_id> frontier{from};

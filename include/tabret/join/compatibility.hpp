@@ -37,8 +37,8 @@ inline type_family family_of(std::string_view type) {
     if (t.empty()) return type_family::unknown;
     if (has("bool") || t == "bit") return type_family::boolean;
     if (has("date") || has("time") || has("year")) return type_family::time;
-    if (has("int") || has("num") || has("real") || has("float") || has("double") ||
-        has("dec") || has("money"))
+    if (has("int") || has("num") || has("real") || has("float") || has("double") || has("dec") ||
+        has("money"))
         return type_family::number;
     if (has("char") || has("text") || has("string") || has("clob") || has("json"))
         return type_family::text;

@@ -34,10 +34,10 @@ namespace tabret {
 struct join_edge {
     table_id a = 0;  ///< a < b.
     table_id b = 0;
-    float weight = 0.0f;   ///< ω in (0, 1]; 1 for a declared foreign key.
-    column_id from = 0;    ///< The column of the pair on a's side (the FK column if declared).
-    column_id to = 0;      ///< On b's side.
-    bool declared = false; ///< A declared foreign key joins the two tables.
+    float weight = 0.0f;    ///< ω in (0, 1]; 1 for a declared foreign key.
+    column_id from = 0;     ///< The column of the pair on a's side (the FK column if declared).
+    column_id to = 0;       ///< On b's side.
+    bool declared = false;  ///< A declared foreign key joins the two tables.
     friend bool operator==(const join_edge&, const join_edge&) = default;
 };
 
@@ -98,9 +98,9 @@ class join_graph {
         matrix vectors;
         for (std::size_t begin = 0; begin < texts.size(); begin += o.batch_size) {
             const auto n = std::min(o.batch_size, texts.size() - begin);
-            const auto part = embed_normalized(
-                embedder, std::span<const std::string>(texts).subspan(begin, n),
-                static_cast<std::size_t>(vectors.cols()));
+            const auto part =
+                embed_normalized(embedder, std::span<const std::string>(texts).subspan(begin, n),
+                                 static_cast<std::size_t>(vectors.cols()));
             if (begin == 0) vectors.resize(static_cast<Eigen::Index>(texts.size()), part.cols());
             vectors.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(n)) =
                 part;
@@ -116,8 +116,8 @@ class join_graph {
                                    const column_stats_table& stats = {},
                                    join_graph_options o = {}) {
         if (static_cast<std::size_t>(vectors.rows()) != cat.columns().size())
-            throw error(fmt::format("join graph: {} column vectors for {} columns",
-                                    vectors.rows(), cat.columns().size()));
+            throw error(fmt::format("join graph: {} column vectors for {} columns", vectors.rows(),
+                                    cat.columns().size()));
         join_graph g(cat, std::move(vectors), std::move(embedder_name), o.names);
         g.score_pairs(cat, stats, o.compatibility);
         return g;
@@ -181,7 +181,8 @@ class join_graph {
     static join_graph load(const std::filesystem::path& path, const catalog& cat) {
         const std::string data = read_text_file(path);
         auto corrupt = [&](std::string_view why) {
-            return io_error(fmt::format("{}: not a valid join graph file ({})", path.string(), why));
+            return io_error(
+                fmt::format("{}: not a valid join graph file ({})", path.string(), why));
         };
         const auto eol = data.find('\n');
         if (eol == std::string::npos) throw corrupt("no header line");
@@ -194,9 +195,10 @@ class join_graph {
         if (!h.is_object() || h.value("format", "") != "tabret-join-graph")
             throw corrupt("wrong format tag");
         if (h.value("version", 0) != join_graph_version)
-            throw io_error(fmt::format("{}: join graph version {} is not supported (this tabret "
-                                       "reads version {}); rebuild it",
-                                       path.string(), h.value("version", 0), join_graph_version));
+            throw io_error(
+                fmt::format("{}: join graph version {} is not supported (this tabret "
+                            "reads version {}); rebuild it",
+                            path.string(), h.value("version", 0), join_graph_version));
         const auto json_bytes = h.value("json_bytes", std::size_t{0});
         const auto f32_bytes = h.value("f32_bytes", std::size_t{0});
         if (data.size() != eol + 1 + json_bytes + f32_bytes)
@@ -208,8 +210,8 @@ class join_graph {
             detail::checksum_hex(floats) != h.value("f32_fnv1a64", ""))
             throw corrupt("checksum mismatch");
         if (h.value("catalog", "") != detail::catalog_fingerprint(cat))
-            throw io_error(fmt::format("{}: this join graph was built for another catalog",
-                                       path.string()));
+            throw io_error(
+                fmt::format("{}: this join graph was built for another catalog", path.string()));
         const auto rows = h.value("rows", Eigen::Index{0});
         const auto dim = h.value("dim", Eigen::Index{0});
         if (static_cast<std::size_t>(rows * dim) * sizeof(float) != f32_bytes ||
@@ -217,11 +219,12 @@ class join_graph {
             throw corrupt("vector shape does not match");
         matrix vectors(rows, dim);
         if (f32_bytes > 0) std::memcpy(vectors.data(), floats.data(), f32_bytes);
-        join_graph g(cat, std::move(vectors), h.value("embedder", ""),
-                     h.value("names", "") == "original" ? name_style::original
-                                                        : name_style::natural);
+        join_graph g(
+            cat, std::move(vectors), h.value("embedder", ""),
+            h.value("names", "") == "original" ? name_style::original : name_style::natural);
         try {
-            for (const auto& e : nlohmann::json::parse(body).at("edges"))
+            const auto doc = nlohmann::json::parse(body);
+            for (const auto& e : doc.at("edges"))
                 g.add_edge({e.at(0).get<table_id>(), e.at(1).get<table_id>(), e.at(2).get<float>(),
                             e.at(3).get<column_id>(), e.at(4).get<column_id>(),
                             e.at(5).get<bool>()});
@@ -258,8 +261,8 @@ class join_graph {
                     schema_tokens(column_text(cat, c, names_))};
         std::unordered_map<std::uint64_t, foreign_key> declared;
         for (const auto& fk : cat.foreign_keys())
-            declared.try_emplace(detail::pair_key(cat.column(fk.from).table, cat.column(fk.to).table),
-                                 fk);
+            declared.try_emplace(
+                detail::pair_key(cat.column(fk.from).table, cat.column(fk.to).table), fk);
         for (const auto& db : cat.databases())
             for (std::size_t i = 0; i < db.tables.size(); ++i)
                 for (std::size_t j = i + 1; j < db.tables.size(); ++j) {
@@ -268,8 +271,8 @@ class join_graph {
                         it != declared.end()) {
                         const auto fk = it->second;
                         const bool from_a = cat.column(fk.from).table == a;
-                        add_edge({a, b, 1.0f, from_a ? fk.from : fk.to, from_a ? fk.to : fk.from,
-                                  true});
+                        add_edge(
+                            {a, b, 1.0f, from_a ? fk.from : fk.to, from_a ? fk.to : fk.from, true});
                         continue;
                     }
                     auto e = best_pair(cat, stats, f, a, b);

@@ -90,7 +90,10 @@ class greedy_join_retriever {
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     greedy_join_retriever(const table_index& index, const join_graph& graph, const E& embedder,
                           const Rw& rewriter, greedy_join_options options = {})
-        : index_(index), graph_(graph), embedder_(embedder), rewriter_(rewriter),
+        : index_(index),
+          graph_(graph),
+          embedder_(embedder),
+          rewriter_(rewriter),
           options_(options) {
         check_join_graph(index, graph);
         if (options_.candidates == 0) throw error("candidates must be positive");
@@ -105,9 +108,8 @@ class greedy_join_retriever {
         std::vector<retrieval> out;
         out.reserve(problems.size());
         for (const auto& p : problems)
-            out.push_back(
-                to_retrieval(p, greedy_select(p, o.k, options_.weights), "greedy-join",
-                             o.k_columns));
+            out.push_back(to_retrieval(p, greedy_select(p, o.k, options_.weights), "greedy-join",
+                                       o.k_columns));
         return out;
     }
 

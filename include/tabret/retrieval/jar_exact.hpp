@@ -1,7 +1,7 @@
 #pragma once
 /// @file retrieval/jar_exact.hpp
 /// @brief JAR's objective (Chen et al., 2024) solved to optimality by branch-and-bound over
-/// connected table subsets, with a maximum spanning join tree: the quality ceiling of greedy.
+/// table subsets, with a maximum spanning join tree: the quality ceiling of greedy.
 ///
 /// The objective of a set S of K candidate tables (weights w1..w5 as in JAR's reference code):
 ///
@@ -10,17 +10,24 @@
 /// + w3 · weight of the maximum spanning tree of S under ω (the chosen join edges)
 /// + w4 · Σ_{t∈S} r_t
 ///
-/// subject to: S is connected by edges with ω > 0 (the tree spans S); each sub-query is
-/// assigned to at most one column per table; at most ⌊w5 · J⌋ assignments in all (w5 multiplies
-/// no term: it is the assignment budget of the reference's constraint). Given S, the best
-/// assignments are found exactly: sub-query j's values over S sorted descending are
-/// w2 + w1·F_j(1), w1·F_j(2), …, non-increasing, so the best ⌊w5·J⌋ positive values are optimal.
+/// subject to: each sub-query is assigned to at most one column per table; at most ⌊w5 · J⌋
+/// assignments in all (w5 multiplies no term: it is the assignment budget of the reference's
+/// constraint). Given S, the best assignments are found exactly: sub-query j's values over S
+/// sorted descending are w2 + w1·F_j(1), w1·F_j(2), …, non-increasing, so the best ⌊w5·J⌋
+/// positive values are optimal.
 ///
-/// When no connected K-subset exists (K larger than every join component among the
-/// candidates; JAR's MIP is infeasible there and returns nothing), the solver takes the best
-/// connected subset of the largest component size that exists and fills the remaining places
-/// greedily by marginal objective (join term: maximum spanning forest). Only this fallback is
-/// not exact. The optimum is not prefix-consistent across K: evaluate each K on its own run.
+/// Connectivity. JAR requires the chosen join edges to form a spanning tree of S; its
+/// compatibility is positive for almost every pair of tables, across databases too, so that
+/// constraint rarely binds there. tabret's ω is zero across databases (they cannot join), which
+/// would make the constraint decide the answer (no connected set of K tables exists when K
+/// exceeds the right database's size). So by default (connectivity::soft) zero-weight edges may
+/// complete the tree: the join term is the maximum spanning forest and every K-subset is
+/// feasible. connectivity::strict keeps JAR's hard constraint over ω > 0 edges; where no
+/// connected K-subset exists (JAR's MIP is infeasible and returns nothing) it takes the best
+/// connected subset of the largest size that exists and fills the rest greedily by marginal
+/// objective: only that fallback is not exact. Both are solved by branch-and-bound
+/// (detail::jar::subset_search documents the bound). The optimum is not prefix-consistent across K:
+/// evaluate each K on its own run.
 
 #include <algorithm>
 #include <cmath>
@@ -40,6 +47,9 @@
 #include "tabret/rewriting/rewriter.hpp"
 
 namespace tabret {
+
+/** @brief Whether a chosen set must be connected by ω > 0 edges (see the file comment). */
+enum class connectivity { soft, strict };
 
 /** @brief JAR's weights [w1..w5] (see the file comment for what each multiplies). */
 struct jar_weights {
@@ -112,8 +122,8 @@ inline std::pair<double, double> assignment_value(const join_problem& p,
     }
     const auto budget = static_cast<std::size_t>(std::floor(double(w.assignments) * double(m)));
     const auto take = std::min(budget, items.size());
-    std::partial_sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(take),
-                      items.end(), [](const item& a, const item& b) { return a.value > b.value; });
+    std::partial_sort(items.begin(), items.begin() + static_cast<std::ptrdiff_t>(take), items.end(),
+                      [](const item& a, const item& b) { return a.value > b.value; });
     double fine = 0.0, coverage = 0.0;
     for (std::size_t i = 0; i < take; ++i) {
         fine += items[i].fine;
@@ -163,25 +173,42 @@ inline std::vector<std::vector<std::size_t>> components(const join_problem& p) {
     return out;
 }
 
-/// Branch-and-bound over the @p k-subsets of one component: include/exclude in descending
-/// coarse order; bound = coarse so far + best remaining coarse + the assignment value of the
-/// whole component (monotone in S) + w3·(k−1)·max ω. Leaves must be connected.
+/// Branch-and-bound over the @p k-subsets of @p nodes (with @p strict, leaves must be
+/// connected). Nodes go in descending a(v) = w4·r_v + w3·m_v, m_v the largest ω from v to
+/// another node: a spanning forest's edges can be charged to distinct child endpoints, so
+/// w3·MSF(S) + w4·Σ r ≤ Σ_{v∈S} a(v), and the bound takes the chosen a plus the best
+/// remaining ones. The assignment part is bounded by the best F per sub-query over the chosen
+/// and remaining nodes when every first assignment outweighs any extra one (w2 ≥ 2·w1, w5 ≤ 1;
+/// then the value is the top ⌊w5·J⌋ first-assignment values), else by its value over all nodes
+/// (it is monotone in S).
 class subset_search {
   public:
     subset_search(const join_problem& p, std::vector<std::size_t> nodes, std::size_t k,
-                  const jar_weights& w)
-        : p_(p), nodes_(std::move(nodes)), k_(k), w_(w) {
-        std::stable_sort(nodes_.begin(), nodes_.end(),
-                         [&](auto a, auto b) { return p.coarse[a] > p.coarse[b]; });
+                  const jar_weights& w, bool strict)
+        : p_(p), nodes_(std::move(nodes)), k_(k), w_(w), strict_(strict) {
+        const auto n = p.size(), m = p.subquery_count();
+        std::vector<double> a(n, 0.0);
+        for (auto u : nodes_) {
+            float most = 0.0f;
+            for (auto v : nodes_) most = std::max(most, p.join[u * n + v]);
+            a[u] = double(w.coarse) * p.coarse[u] + double(w.join) * double(most);
+        }
+        std::stable_sort(nodes_.begin(), nodes_.end(), [&](auto x, auto y) { return a[x] > a[y]; });
+        value_.resize(nodes_.size());
         suffix_.assign(nodes_.size() + 1, 0.0);
+        for (std::size_t i = nodes_.size(); i-- > 0;) {
+            value_[i] = a[nodes_[i]];
+            suffix_[i] = suffix_[i + 1] + value_[i];
+        }
+        per_subquery_ = double(w.coverage) >= 2.0 * double(w.fine) && w.assignments <= 1.0f;
+        budget_ = static_cast<std::size_t>(std::floor(double(w.assignments) * double(m)));
+        best_after_.assign((nodes_.size() + 1) * m, -1.0f);
         for (std::size_t i = nodes_.size(); i-- > 0;)
-            suffix_[i] = suffix_[i + 1] + double(w.coarse) * p.coarse[nodes_[i]];
+            for (std::size_t j = 0; j < m; ++j)
+                best_after_[i * m + j] =
+                    std::max(best_after_[(i + 1) * m + j], p.fine[j * n + nodes_[i]]);
         const auto [fine, coverage] = assignment_value(p, nodes_, w);
         assign_bound_ = fine + coverage;
-        float omax = 0.0f;
-        for (auto a : nodes_)
-            for (auto b : nodes_) omax = std::max(omax, p.join[a * p.size() + b]);
-        join_bound_ = double(w.join) * double(omax) * double(k > 0 ? k - 1 : 0);
     }
 
     /// Improves @p best / @p best_set; returns whether anything feasible was found.
@@ -190,15 +217,32 @@ class subset_search {
         best_set_ = &best_set;
         found_ = false;
         chosen_.clear();
-        visit(0, 0.0);
+        visit(0, 0.0, std::vector<float>(p_.subquery_count(), -1.0f));
         return found_;
     }
 
   private:
-    void visit(std::size_t pos, double coarse) {
+    /// Bound of the assignment part given the best F per sub-query among the chosen nodes.
+    double assignment_bound(std::size_t pos, const std::vector<float>& chosen_best) const {
+        if (!per_subquery_) return assign_bound_;
+        const auto m = p_.subquery_count();
+        std::vector<double> first;
+        for (std::size_t j = 0; j < m; ++j) {
+            const float f = std::max(chosen_best[j], best_after_[pos * m + j]);
+            first.push_back(double(w_.coverage) + double(w_.fine) * f);
+        }
+        const auto take = std::min(budget_, first.size());
+        std::partial_sort(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(take),
+                          first.end(), std::greater<>());
+        double sum = 0.0;
+        for (std::size_t i = 0; i < take; ++i) sum += std::max(0.0, first[i]);
+        return sum;
+    }
+
+    void visit(std::size_t pos, double chosen_value, const std::vector<float>& chosen_best) {
         if (chosen_.size() == k_) {
             const auto v = jar_objective(p_, chosen_, w_);
-            if (v.connected && v.total > *best_) {
+            if ((v.connected || !strict_) && v.total > *best_) {
                 *best_ = v.total;
                 *best_set_ = chosen_;
                 found_ = true;
@@ -207,22 +251,29 @@ class subset_search {
         }
         const auto need = k_ - chosen_.size();
         if (nodes_.size() - pos < need) return;
-        // Descending coarse order: the next `need` nodes are the best remaining coarse.
-        const double bound = coarse + (suffix_[pos] - suffix_[pos + need]) + assign_bound_ +
-                             join_bound_;
+        const double bound = chosen_value + (suffix_[pos] - suffix_[pos + need]) +
+                             assignment_bound(pos, chosen_best);
         if (bound <= *best_) return;
-        chosen_.push_back(nodes_[pos]);
-        visit(pos + 1, coarse + double(w_.coarse) * p_.coarse[nodes_[pos]]);
+        const auto node = nodes_[pos];
+        auto with = chosen_best;
+        for (std::size_t j = 0; j < with.size(); ++j)
+            with[j] = std::max(with[j], p_.fine[j * p_.size() + node]);
+        chosen_.push_back(node);
+        visit(pos + 1, chosen_value + value_[pos], with);
         chosen_.pop_back();
-        visit(pos + 1, coarse);
+        visit(pos + 1, chosen_value, chosen_best);
     }
 
     const join_problem& p_;
     std::vector<std::size_t> nodes_;
     std::size_t k_;
     jar_weights w_;
-    std::vector<double> suffix_;
-    double assign_bound_ = 0.0, join_bound_ = 0.0;
+    bool strict_;
+    std::vector<double> value_, suffix_;
+    std::vector<float> best_after_;  // (position, sub-query) → best F from that position on
+    bool per_subquery_ = false;
+    std::size_t budget_ = 0;
+    double assign_bound_ = 0.0;
     std::vector<std::size_t> chosen_;
     double* best_ = nullptr;
     std::vector<std::size_t>* best_set_ = nullptr;
@@ -249,25 +300,32 @@ inline void fill_greedily(const join_problem& p, std::vector<std::size_t>& set, 
 }  // namespace detail::jar
 
 /**
- * @brief The subset of min(k, N) candidates that maximises the JAR objective among connected
- * subsets (see the file comment for the fallback when none exists). Tables come back ordered
- * by their own contribution w4·r_t + w1·max_j F_jt (best first), each with that score and the
- * sub-query of its largest F as reason. Thread-safe.
+ * @brief The subset of min(k, N) candidates that maximises the JAR objective (see the file
+ * comment for @p c). Tables come back ordered by their own contribution
+ * w4·r_t + w1·max_j F_jt (best first), each with that score and the sub-query of its largest F
+ * as reason. Thread-safe.
  */
-inline join_selection jar_exact_select(const join_problem& p, std::size_t k,
-                                       const jar_weights& w) {
+inline join_selection jar_exact_select(const join_problem& p, std::size_t k, const jar_weights& w,
+                                       connectivity c = connectivity::soft) {
     join_selection s;
     k = std::min(k, p.size());
     if (k == 0) return s;
-    auto comps = detail::jar::components(p);
-    std::size_t largest = 0;
-    for (const auto& c : comps) largest = std::max(largest, c.size());
-    const auto size = std::min(k, largest);
     double best = -std::numeric_limits<double>::infinity();
     std::vector<std::size_t> set;
-    for (auto& c : comps)
-        if (c.size() >= size) detail::jar::subset_search(p, c, size, w).run(best, set);
-    detail::jar::fill_greedily(p, set, k, w);
+    if (c == connectivity::soft) {
+        std::vector<std::size_t> all(p.size());
+        std::iota(all.begin(), all.end(), std::size_t{0});
+        detail::jar::subset_search(p, std::move(all), k, w, false).run(best, set);
+    } else {
+        auto comps = detail::jar::components(p);
+        std::size_t largest = 0;
+        for (const auto& comp : comps) largest = std::max(largest, comp.size());
+        const auto size = std::min(k, largest);
+        for (auto& comp : comps)
+            if (comp.size() >= size)
+                detail::jar::subset_search(p, comp, size, w, true).run(best, set);
+        detail::jar::fill_greedily(p, set, k, w);
+    }
     const auto n = p.size(), m = p.subquery_count();
     std::vector<std::pair<double, std::size_t>> ranked;
     for (auto t : set) {
@@ -291,6 +349,7 @@ inline join_selection jar_exact_select(const join_problem& p, std::size_t k,
 struct jar_exact_options {
     std::size_t candidates = 20;  ///< N: first-stage tables considered (at least k are taken).
     jar_weights weights = jar_weights::spider();
+    connectivity connected = connectivity::soft;
 };
 
 /**
@@ -305,7 +364,10 @@ class jar_exact_retriever {
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     jar_exact_retriever(const table_index& index, const join_graph& graph, const E& embedder,
                         const Rw& rewriter, jar_exact_options options = {})
-        : index_(index), graph_(graph), embedder_(embedder), rewriter_(rewriter),
+        : index_(index),
+          graph_(graph),
+          embedder_(embedder),
+          rewriter_(rewriter),
           options_(options) {
         check_join_graph(index, graph);
         if (options_.candidates == 0) throw error("candidates must be positive");
@@ -320,8 +382,9 @@ class jar_exact_retriever {
         std::vector<retrieval> out;
         out.reserve(problems.size());
         for (const auto& p : problems)
-            out.push_back(to_retrieval(p, jar_exact_select(p, o.k, options_.weights),
-                                       "jar-exact", o.k_columns));
+            out.push_back(
+                to_retrieval(p, jar_exact_select(p, o.k, options_.weights, options_.connected),
+                             "jar-exact", o.k_columns));
         return out;
     }
 

@@ -37,10 +37,9 @@ namespace detail {
 /// Bridges for the ranked @p selected tables (Takahashi–Matsuyama per database: each table,
 /// in rank order, is linked to the nearest table already kept of its database). Returns the
 /// bridges in insertion order, each with the index (into @p selected) of the table it links.
-inline std::vector<std::pair<table_id, std::size_t>> find_bridges(const catalog& cat,
-                                                                  const fk_graph& g,
-                                                                  std::span<const table_id> selected,
-                                                                  const closure_options& o) {
+inline std::vector<std::pair<table_id, std::size_t>> find_bridges(
+    const catalog& cat, const fk_graph& g, std::span<const table_id> selected,
+    const closure_options& o) {
     std::vector<std::pair<table_id, std::size_t>> out;
     std::unordered_set<table_id> present(selected.begin(), selected.end());
     std::unordered_map<database_id, std::unordered_set<table_id>> kept;
@@ -77,12 +76,12 @@ inline retrieval close_prefix(const catalog& cat, const fk_graph& g, const retri
     for (const auto& e : r.trace)
         if (kept.contains(e.table)) out.trace.push_back(e);
     for (const auto& [b, i] : find_bridges(cat, g, selected, o)) {
-        const auto& via = out.tables[i];
+        const auto via = out.tables[i];  // a copy: push_back below may reallocate
         out.tables.push_back({b, via.score});
-        out.trace.push_back({b, "bridge",
-                             fmt::format("{} -> {}", cat.qualified_name(via.table),
-                                         cat.qualified_name(b)),
-                             via.score});
+        out.trace.push_back(
+            {b, "bridge",
+             fmt::format("{} -> {}", cat.qualified_name(via.table), cat.qualified_name(b)),
+             via.score});
     }
     return out;
 }

@@ -26,14 +26,14 @@ namespace tabret {
 
 /** @brief One question's selection problem over N candidate tables and J sub-queries. */
 struct join_problem {
-    std::vector<table_id> tables;         ///< N candidates, first-stage order.
-    std::vector<float> coarse;            ///< r_i = cos(question, table text), N.
-    std::vector<std::string> subqueries;  ///< J texts (the question itself when none).
-    std::vector<float> fine;              ///< F, J × N row-major.
-    std::vector<float> join;              ///< ω, N × N row-major, symmetric, zero diagonal.
-    std::vector<column_id> columns;       ///< Every column of the candidates.
+    std::vector<table_id> tables;           ///< N candidates, first-stage order.
+    std::vector<float> coarse;              ///< r_i = cos(question, table text), N.
+    std::vector<std::string> subqueries;    ///< J texts (the question itself when none).
+    std::vector<float> fine;                ///< F, J × N row-major.
+    std::vector<float> join;                ///< ω, N × N row-major, symmetric, zero diagonal.
+    std::vector<column_id> columns;         ///< Every column of the candidates.
     std::vector<std::size_t> column_owner;  ///< Per column: its candidate index.
-    std::vector<float> column_scores;     ///< Per column: max over sub-queries of the cosine.
+    std::vector<float> column_scores;       ///< Per column: max over sub-queries of the cosine.
 
     [[nodiscard]] std::size_t size() const noexcept { return tables.size(); }
     [[nodiscard]] std::size_t subquery_count() const noexcept { return subqueries.size(); }
@@ -49,17 +49,16 @@ struct join_problem {
 
 /** @brief A selection: candidate indexes in the order chosen, with a score and reason each. */
 struct join_selection {
-    std::vector<std::size_t> order;  ///< Indexes into join_problem::tables.
-    std::vector<float> scores;       ///< Per chosen table (method-specific; documented there).
-    std::vector<std::size_t> reason; ///< Sub-query that most drove each choice.
+    std::vector<std::size_t> order;   ///< Indexes into join_problem::tables.
+    std::vector<float> scores;        ///< Per chosen table (method-specific; documented there).
+    std::vector<std::size_t> reason;  ///< Sub-query that most drove each choice.
 };
 
 namespace detail {
 
 /// F and per-column scores of one question: sub-query rows @p sub (J × d) against the columns
 /// of the candidate tables.
-inline void fill_fine(join_problem& p, const catalog& cat, const join_graph& g,
-                      const matrix& sub) {
+inline void fill_fine(join_problem& p, const catalog& cat, const join_graph& g, const matrix& sub) {
     const auto n = p.size(), j = static_cast<std::size_t>(sub.rows());
     std::vector<std::size_t> first(n + 1, 0);
     for (std::size_t i = 0; i < n; ++i) {
@@ -143,10 +142,10 @@ inline void check_join_graph(const table_index& index, const join_graph& graph) 
     if (graph.catalog_fingerprint() != detail::catalog_fingerprint(index.catalog()))
         throw error("the join graph was built for another catalog than the index");
     if (graph.embedder_name() != index.embedder_name() || graph.dim() != index.dim())
-        throw error(fmt::format("the join graph was built with embedder '{}' ({} dims), the index "
-                                "with '{}' ({} dims)",
-                                graph.embedder_name(), graph.dim(), index.embedder_name(),
-                                index.dim()));
+        throw error(
+            fmt::format("the join graph was built with embedder '{}' ({} dims), the index "
+                        "with '{}' ({} dims)",
+                        graph.embedder_name(), graph.dim(), index.embedder_name(), index.dim()));
 }
 
 /**
@@ -154,16 +153,16 @@ inline void check_join_graph(const table_index& index, const join_graph& graph) 
  * step @p step and the driving sub-query, and the top @p k_columns columns of the chosen tables
  * by their best sub-query cosine.
  */
-inline retrieval to_retrieval(const join_problem& p, const join_selection& s,
-                              std::string_view step, std::size_t k_columns) {
+inline retrieval to_retrieval(const join_problem& p, const join_selection& s, std::string_view step,
+                              std::size_t k_columns) {
     retrieval r;
     std::vector<bool> chosen(p.size(), false);
     for (std::size_t k = 0; k < s.order.size(); ++k) {
         const auto i = s.order[k];
         chosen[i] = true;
         r.tables.push_back({p.tables[i], s.scores[k]});
-        r.trace.push_back({p.tables[i], std::string(step), p.subqueries.at(s.reason[k]),
-                           s.scores[k]});
+        r.trace.push_back(
+            {p.tables[i], std::string(step), p.subqueries.at(s.reason[k]), s.scores[k]});
     }
     if (k_columns == 0) return r;
     hits cols;
