@@ -23,8 +23,8 @@ from typing import Literal
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
 from tabret.index import TableIndex, _Retriever
-from tabret.llms import LLM, CallableLLM, ReplaySource
-from tabret.rewriting import DecompositionRewriter
+from tabret.llms import CallableLLM, ReplaySource
+from tabret.rewriting import DecompositionRewriter, LLMLike
 
 __all__ = [
     "JAR_WEIGHTS",
@@ -39,7 +39,7 @@ __all__ = [
 
 ColumnStats = _core.ColumnStats
 PathLike = str | os.PathLike[str]
-Decomposer = LLM | _core.NativeLLM | _core.DecompositionRewriter | _core.RecordedRewriter
+Decomposer = LLMLike | _core.DecompositionRewriter | _core.RecordedRewriter
 
 #: JAR's reference weights [w1 fine, w2 coverage, w3 join, w4 coarse, w5 assignment budget].
 JAR_WEIGHTS: dict[str, tuple[float, float, float, float, float]] = {
