@@ -20,6 +20,7 @@ void register_rewriting(pybind11::module_& m);
 void register_reverse(pybind11::module_& m);
 void register_crush(pybind11::module_& m);
 void register_adaptive(pybind11::module_& m);
+void register_join(pybind11::module_& m);
 
 /// "signature" | "words" | "ddl" and "natural" | "original", shared by every family.
 table_format to_table_format(const std::string& s);

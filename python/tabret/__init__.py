@@ -27,6 +27,14 @@ from tabret.embedders import (
     SentenceTransformerEmbedder,
 )
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+from tabret.join import (
+    ColumnStats,
+    GreedyJoinRetriever,
+    JarExactRetriever,
+    JoinClosure,
+    JoinGraph,
+    jar_column_stats,
+)
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
@@ -35,6 +43,7 @@ __all__ = [
     "CallableScorer",
     "Catalog",
     "Column",
+    "ColumnStats",
     "CrushRetriever",
     "Database",
     "DenseRetriever",
@@ -43,7 +52,11 @@ __all__ = [
     "FileError",
     "ForeignKey",
     "GeneratedQuestions",
+    "GreedyJoinRetriever",
     "HashingEmbedder",
+    "JarExactRetriever",
+    "JoinClosure",
+    "JoinGraph",
     "LLMError",
     "LLMParseError",
     "LexicalRetriever",
@@ -66,4 +79,5 @@ __all__ = [
     "__version__",
     "demo_catalog",
     "demo_questions",
+    "jar_column_stats",
 ]

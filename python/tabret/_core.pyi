@@ -535,3 +535,94 @@ class AdaptiveReranker:
     def window(self) -> int: ...
     @property
     def retain(self) -> int: ...
+
+# --- join-aware retrieval (register_join.cpp) ---------------------------------------------
+
+class ColumnStats:
+    def __init__(self, columns: int = 0) -> None: ...
+    def set(
+        self, column: int, uniqueness: float | None = None, values: list[str] = ...
+    ) -> None: ...
+    def uniqueness(self, column: int) -> float | None: ...
+    def values(self, column: int) -> list[str]: ...
+    def __len__(self) -> int: ...
+    @property
+    def known(self) -> int: ...
+
+class JoinEdge:
+    @property
+    def a(self) -> int: ...
+    @property
+    def b(self) -> int: ...
+    @property
+    def weight(self) -> float: ...
+    @property
+    def from_column(self) -> int: ...
+    @property
+    def to_column(self) -> int: ...
+    @property
+    def declared(self) -> bool: ...
+
+class JoinGraph:
+    @staticmethod
+    def build(
+        index: TableIndex,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        stats: ColumnStats | None = None,
+        names: Literal["natural", "original"] = "natural",
+        default_uniqueness: float = 0.5,
+        batch_size: int = 512,
+    ) -> JoinGraph: ...
+    @staticmethod
+    def load(path: str | os.PathLike[str], index: TableIndex) -> JoinGraph: ...
+    def save(self, path: str | os.PathLike[str]) -> None: ...
+    def weight(self, a: int, b: int) -> float: ...
+    @property
+    def edges(self) -> list[JoinEdge]: ...
+    @property
+    def embedder_name(self) -> str: ...
+    def __len__(self) -> int: ...
+
+class GreedyJoinRetriever:
+    def __init__(
+        self,
+        index: TableIndex,
+        graph: JoinGraph,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        rewriter: DecompositionRewriter | RecordedRewriter,
+        candidates: int = 20,
+        coarse: float = 4.0,
+        coverage: float = 2.0,
+        join: float = 1.0,
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+
+class JarExactRetriever:
+    def __init__(
+        self,
+        index: TableIndex,
+        graph: JoinGraph,
+        embed: HashingEmbedder | Callable[[list[str]], Any],
+        embedder_name: str,
+        rewriter: DecompositionRewriter | RecordedRewriter,
+        candidates: int = 20,
+        weights: list[float] = ...,
+        connectivity: Literal["soft", "strict"] = "soft",
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+
+class JoinClosure:
+    def __init__(
+        self,
+        index: TableIndex,
+        budget: int = 2,
+        max_between: int = 2,
+        mode: Literal["append", "within_k"] = "append",
+    ) -> None: ...
+    def apply(self, results: list[Retrieval], k: int) -> list[Retrieval]: ...

@@ -24,10 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
-
 from tabret import _core
-from tabret.embedders import Embedder, HashingEmbedder, embed_texts
 from tabret.index import _Retriever
 
 if TYPE_CHECKING:
@@ -37,7 +34,6 @@ __all__ = [
     "AdaptiveRetriever",
     "Calibration",
     "CallableScorer",
-    "MemoEmbedder",
     "SimilarityScorer",
     "ThresholdRule",
     "cut_metrics",
@@ -138,28 +134,6 @@ class AdaptiveRetriever(_Retriever):
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         first = self.first_stage._raw(batch, self._core.candidates, k_columns)
         return self._core.rerank(batch, first)
-
-
-class MemoEmbedder:
-    """Wraps an embedder with an unbounded text -> vector memo, under the same name: repeated
-    evaluation runs (calibration grids) embed each question once. For evaluation, not serving."""
-
-    def __init__(self, inner: Embedder | HashingEmbedder) -> None:
-        self._inner = inner
-        self._rows: dict[str, np.ndarray[Any, np.dtype[np.float32]]] = {}
-
-    @property
-    def name(self) -> str:
-        return str(self._inner.name)
-
-    def embed(self, texts: list[str]) -> np.ndarray[Any, np.dtype[np.float32]]:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._rows))
-        if missing:
-            for text, row in zip(missing, embed_texts(self._inner, missing), strict=True):
-                self._rows[text] = row
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._rows[t] for t in texts])
 
 
 def _recall(ranked: list[int], gold: list[int], k: int) -> float:

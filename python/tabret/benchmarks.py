@@ -6,6 +6,16 @@
   Questions and gold tables from ``murre/dataset/bird/dev.json``, the *intermediate* BIRD
   revision (MURRE's); ``bird/dev.json`` is newer and CRUSH's file older.
 
+Dev-DB corpora (the greedy join paper's setting, Table 7), questions from ``jar/data/*/dev.json``
+(so JAR's recorded decompositions replay exactly):
+- spider-dev: the 1,034 Spider dev questions over the 20 dev databases (81 tables of
+  ``spider/tables.json``); gold tables = every table of the parsed gold SQL of
+  ``spider/dev.json`` (nested queries and set operations included), gold columns likewise.
+- bird-dev: the 1,534 BIRD dev questions (newest revision) over the 11 dev databases; gold
+  tables = the tables named after FROM/JOIN in the gold SQL.
+- spider-dev-multi / bird-dev-multi: only the questions with at least two gold tables (459 and
+  1,171; the paper counts 1,172 for BIRD with a different SQL parser).
+
 Gold columns (``BenchmarkQuestion.gold_columns``, for column-level metrics):
 - SpiderUnion: every column the parsed gold SQL of ``spider/dev.json`` mentions (``*`` excluded),
   matched to MURRE's questions by (db_id, question text).
@@ -17,15 +27,24 @@ Gold columns (``BenchmarkQuestion.gold_columns``, for column-level metrics):
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tabret import _core
 from tabret.catalog import Catalog
 from tabret.datasets import data_dir, demo_catalog, demo_questions
 
-__all__ = ["BENCHMARKS", "Benchmark", "BenchmarkQuestion", "load_benchmark", "sql_columns"]
+__all__ = [
+    "BENCHMARKS",
+    "Benchmark",
+    "BenchmarkQuestion",
+    "load_benchmark",
+    "sql_columns",
+    "sql_tables",
+]
 
 
 @dataclass(frozen=True)
@@ -168,7 +187,9 @@ def sql_columns(sql: Mapping[str, Any]) -> tuple[int, ...]:
     return tuple(c for c in dict.fromkeys(_sql(sql)) if c != 0)
 
 
-def _spider_column_ids(cat: Catalog, tables_path: Path) -> dict[str, list[int]]:
+def _spider_column_ids(
+    cat: Catalog, tables_path: Path, only_present: bool = False
+) -> dict[str, list[int]]:
     """db_id -> global column id of each per-database column index (index 0, ``*``, -> -1).
 
     The catalog adds each database's columns in ``column_names`` order without ``*``, so index
@@ -176,6 +197,8 @@ def _spider_column_ids(cat: Catalog, tables_path: Path) -> dict[str, list[int]]:
     out: dict[str, list[int]] = {}
     for db in json.loads(tables_path.read_text(encoding="utf-8")):
         db_id = cat.find_database(db["db_id"])
+        if db_id is None and only_present:
+            continue
         if db_id is None:
             raise ValueError(f"{tables_path}: database '{db['db_id']}' is not in the catalog")
         first = cat.table(cat.database(db_id).tables[0]).columns[0]
@@ -254,6 +277,114 @@ def _crush_gold_columns(bench: Benchmark, root: Path) -> tuple[Benchmark, int, i
     return replace(bench, questions=questions), unmatched, broken
 
 
+def _sql_table_units(sql: Mapping[str, Any]) -> Iterator[int]:
+    for kind, unit in sql["from"]["table_units"]:
+        if kind == "table_unit":
+            yield unit
+        else:
+            yield from _sql_table_units(unit)
+    for conds in (sql["where"], sql["having"], sql["from"]["conds"]):
+        for cond in conds:
+            if not isinstance(cond, str):
+                for v in cond[3:5]:
+                    if _is_sql(v):
+                        yield from _sql_table_units(v)
+    for key in ("intersect", "union", "except"):
+        if sql.get(key):
+            yield from _sql_table_units(sql[key])
+
+
+def sql_tables(sql: Mapping[str, Any]) -> tuple[int, ...]:
+    """Per-database table indexes that a parsed Spider SQL reads (nested queries and set
+    operations included), first-seen order."""
+    return tuple(dict.fromkeys(_sql_table_units(sql)))
+
+
+_FROM_JOIN = re.compile(r"(?:FROM|JOIN)\s+(`[^`]+`|\"[^\"]+\"|\[[^\]]+\]|\w+)", re.IGNORECASE)
+
+
+def _sql_text_tables(cat: Catalog, db: str, sql: str) -> tuple[int, ...]:
+    """Catalog tables of ``db`` named after FROM or JOIN in a SQL string."""
+    found = []
+    for name in _FROM_JOIN.findall(sql):
+        t = cat.find_table(db, name.strip('`"[]'))
+        if t is not None:
+            found.append(t)
+    return tuple(dict.fromkeys(found))
+
+
+def _sub_catalog(tables_path: Path, dbs: set[str]) -> Catalog:
+    """The databases ``dbs`` of a Spider-format ``tables.json``, in file order."""
+    entries = [e for e in json.loads(tables_path.read_text(encoding="utf-8")) if e["db_id"] in dbs]
+    cat = Catalog()
+    _core.add_spider_json_text(cat, json.dumps(entries), str(tables_path))
+    return cat
+
+
+def _only_multi(bench: Benchmark, name: str) -> Benchmark:
+    qs = [q for q in bench.questions if len(q.gold_tables) >= 2]
+    return replace(bench, name=name, questions=qs, source=f"{bench.source}; multi-table only")
+
+
+def spider_dev(root: Path | None = None) -> Benchmark:
+    root = root or data_dir()
+    dev = json.loads((root / "spider/dev.json").read_text(encoding="utf-8"))
+    jar = json.loads((root / "jar/data/spider/dev.json").read_text(encoding="utf-8"))
+    if len(dev) != len(jar):
+        raise ValueError("spider/dev.json and jar/data/spider/dev.json differ in length")
+    cat = _sub_catalog(root / "spider/tables.json", {e["db_id"] for e in dev})
+    col_ids = _spider_column_ids(cat, root / "spider/tables.json", only_present=True)
+    questions = []
+    for i, (e, j) in enumerate(zip(dev, jar, strict=True)):
+        if e["question"] != j["question"]:
+            raise ValueError(f"spider dev question {i} differs between spider/ and jar/")
+        db = cat.find_database(e["db_id"])
+        assert db is not None
+        tables = cat.database(db).tables
+        questions.append(
+            BenchmarkQuestion(
+                str(i),
+                e["db_id"],
+                j["question"],
+                tuple(tables[t] for t in sql_tables(e["sql"])),
+                tuple(col_ids[e["db_id"]][c] for c in sql_columns(e["sql"])),
+            )
+        )
+    source = (
+        "Spider dev (jar/data/spider/dev.json) over its 20 DBs of spider/tables.json; gold "
+        "tables and columns from the parsed SQL of spider/dev.json"
+    )
+    return Benchmark("spider-dev", cat, questions, source)
+
+
+def bird_dev(root: Path | None = None) -> Benchmark:
+    root = root or data_dir()
+    cat = Catalog.from_spider_json(root / "bird/dev_tables.json")
+    raw = json.loads((root / "jar/data/bird/dev.json").read_text(encoding="utf-8"))
+    questions = [
+        BenchmarkQuestion(
+            str(e["question_id"]),
+            e["db_id"],
+            e["question"],
+            _sql_text_tables(cat, e["db_id"], e["sql"]),
+        )
+        for e in raw
+    ]
+    source = (
+        "BIRD dev, newest revision (jar/data/bird/dev.json); corpus bird/dev_tables.json; gold "
+        "tables = FROM/JOIN names of the gold SQL"
+    )
+    return Benchmark("bird-dev", cat, questions, source)
+
+
+def spider_dev_multi(root: Path | None = None) -> Benchmark:
+    return _only_multi(spider_dev(root), "spider-dev-multi")
+
+
+def bird_dev_multi(root: Path | None = None) -> Benchmark:
+    return _only_multi(bird_dev(root), "bird-dev-multi")
+
+
 def spider_union(root: Path | None = None) -> Benchmark:
     root = root or data_dir()
     bench = _murre(
@@ -320,6 +451,10 @@ BENCHMARKS: dict[str, Callable[[Path | None], Benchmark]] = {
     "spider-union": spider_union,
     "bird-union": bird_union,
     "bird-union-crush": bird_union_crush,
+    "spider-dev": spider_dev,
+    "bird-dev": bird_dev,
+    "spider-dev-multi": spider_dev_multi,
+    "bird-dev-multi": bird_dev_multi,
     "demo": demo,
 }
 

@@ -9,9 +9,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 from tabret._core import Error
+from tabret.benchmarks import BENCHMARKS
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
@@ -19,6 +20,15 @@ if TYPE_CHECKING:
     from tabret.benchmarks import Benchmark
     from tabret.eval import RetrieveFn
     from tabret.index import TableIndex, _Retriever
+    from tabret.join import JoinGraph
+    from tabret.llms import CallableLLM
+
+
+class JoinSetup(NamedTuple):
+    dataset: Literal["spider", "bird"]
+    graph: JoinGraph
+    llm: CallableLLM
+
 
 _LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -183,12 +193,69 @@ def _reverse_retriever(index: TableIndex, questions: str) -> _Retriever:
     return ReverseRetriever(index, generated)
 
 
-def _first_stage(method: str, index: TableIndex) -> _Retriever:
+_JOIN_METHODS = ("greedy-join", "jar-exact")
+
+
+def _jar_dataset(bench: str) -> Literal["spider", "bird"]:
+    """Which JAR recordings (decompositions, value statistics) a benchmark's questions use."""
+    if bench.startswith("spider"):
+        return "spider"
+    if bench.startswith("bird"):
+        return "bird"
+    raise ValueError(f"greedy-join and jar-exact need JAR decompositions: none for '{bench}'")
+
+
+def _join_setup(args: argparse.Namespace, bench: Benchmark, index: TableIndex) -> JoinSetup | None:
+    """The join graph and the recorded decompositions, when a join-aware method runs."""
+    if not set(args.method) & set(_JOIN_METHODS):
+        return None
+    from tabret.join import JoinGraph, jar_column_stats, lenient_replay
+    from tabret.llms import jar_decompositions
+
+    dataset = _jar_dataset(bench.name)
+    data = Path(args.data_dir) if args.data_dir else None
+    stats = None if args.no_value_stats else jar_column_stats(bench.catalog, dataset, data)
+    source = jar_decompositions(dataset, data)
+    missing = sum(1 for q in bench.questions if q.question not in source)
+    print(
+        f"JAR {dataset} decompositions: {len(bench.questions) - missing} questions recorded, "
+        f"{missing} without a recording (their sub-query is the question itself)\n",
+        flush=True,
+    )
+    return JoinSetup(dataset, JoinGraph.build(index, stats), lenient_replay(source))
+
+
+def _make_retriever(
+    method: str, index: TableIndex, join: JoinSetup | None, args: argparse.Namespace
+) -> _Retriever:
     from tabret.index import DenseRetriever, LexicalRetriever
 
     if method == "bm25":
         return LexicalRetriever(index)
-    return DenseRetriever(index, hybrid=method == "hybrid")
+    if method == "reverse":
+        return _reverse_retriever(index, args.questions)
+    if method not in _JOIN_METHODS:
+        return DenseRetriever(index, hybrid=method == "hybrid")
+    assert join is not None
+    from tabret.join import GreedyJoinRetriever, JarExactRetriever
+
+    if method == "greedy-join":
+        return GreedyJoinRetriever(
+            index,
+            join.graph,
+            join.llm,
+            candidates=args.join_candidates,
+            weights=args.greedy_weights,
+        )
+    weights = join.dataset if args.jar_weights == "auto" else args.jar_weights
+    return JarExactRetriever(
+        index,
+        join.graph,
+        join.llm,
+        candidates=args.join_candidates,
+        weights=weights,
+        connectivity=args.jar_connectivity,
+    )
 
 
 def _adaptive(
@@ -206,7 +273,7 @@ def _adaptive(
     if other is not None and rule != "gap":
         bench, other_index = other
         cal = fit_threshold(
-            _first_stage(args.first_stage, other_index),
+            _make_retriever(args.first_stage, other_index, None, args),
             bench,
             rule,
             target_complete_recall=args.target_complete_recall,
@@ -222,7 +289,9 @@ def _adaptive(
             flush=True,
         )
     scorer = SimilarityScorer(rule, value, args.threshold_depth)
-    retriever = AdaptiveRetriever(_first_stage(args.first_stage, index), scorer, **sizes)
+    retriever = AdaptiveRetriever(
+        _make_retriever(args.first_stage, index, None, args), scorer, **sizes
+    )
     return f"adaptive ({args.first_stage}; {scorer.describe()}{fitted})", retriever
 
 
@@ -249,15 +318,15 @@ def _calibration_bench(
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
-    from tabret.adaptive import MemoEmbedder
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_cut_table, format_table
     from tabret.index import TableIndex
 
     column_level = args.level == "column"
-    if column_level and not set(args.method) <= {"single-hop", "crush"}:
+    if column_level and not set(args.method) <= {"single-hop", "crush", *_JOIN_METHODS}:
         raise ValueError(
-            "--level column needs a column-level method: --method single-hop and/or crush"
+            "--level column needs columns ranked: --method single-hop, crush, greedy-join or "
+            "jar-exact"
         )
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
@@ -269,7 +338,10 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         from tabret.embedding_cache import DiskCachedEmbedder
 
         embedder = DiskCachedEmbedder(embedder, args.embedding_cache)  # type: ignore[arg-type]
-    if "adaptive" in args.method:  # windows and calibration re-embed the same questions
+    # Runs per k, per method, adaptive windows and calibration embed the same texts again.
+    if args.cache_embeddings or "adaptive" in args.method:
+        from tabret.embedders import MemoEmbedder
+
         embedder = MemoEmbedder(embedder)  # type: ignore[arg-type]
     index = TableIndex.build(
         bench.catalog,
@@ -279,6 +351,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         progress=not args.quiet,
     )
     other = _calibration_bench(args, embedder)
+    join = _join_setup(args, bench, index)
+    closure = {"off": [False], "on": [True], "both": [False, True]}[args.join_closure]
+    per_k = args.per_k or "jar-exact" in args.method or True in closure
     runs: list[tuple[str, _Retriever]] = []
     results = []
     for method in args.method:
@@ -290,27 +365,31 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             results.append(res)
         elif method == "adaptive":
             runs += [_adaptive(args, index, rule, other) for rule in args.threshold_rule]
-        elif method == "reverse":
-            runs.append((method, _reverse_retriever(index, args.questions)))
         else:
-            runs.append((method, _first_stage(method, index)))
-    for label, retriever in runs:
+            runs.append((method, _make_retriever(method, index, join, args)))
+    for (label, base), with_closure in [(r, c) for r in runs for c in closure]:
+        retriever = base
+        if with_closure:
+            from tabret.join import JoinClosure
+
+            retriever = JoinClosure(base, budget=args.closure_budget, mode=args.closure_mode)
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
             bench,
             args.k,
-            method=label,
+            method=label + ("+closure" if with_closure else ""),
             embedder=index.embedder_name,
             level=args.level,
             progress=not args.quiet,
+            per_k=per_k,
         )
         res.command = command
         results.append(res)
     if args.json:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
-        print(format_table(results))
+        print(format_table(results, seconds=per_k, tables=True in closure))
         if any(r.cut is not None for r in results):
             print("\nAdaptive cut vs fixed top-k of the same lists at the same mean size:\n")
             print(format_cut_table(results))
@@ -420,22 +499,85 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--benchmark",
         required=True,
-        choices=["spider-union", "bird-union", "bird-union-crush", "demo"],
+        choices=sorted(BENCHMARKS),
         help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
         "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
         "bird-union-crush: the BirdUnion questions with a recorded CRUSH hallucination; "
+        "spider-dev / bird-dev: JAR's dev questions over the dev DBs only (81 / 75 tables), "
+        "-multi: only questions with two or more gold tables (459 / 1,171); "
         "demo: the bundled demo catalog",
     )
     p.add_argument(
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25", "reverse", "crush", "adaptive"],
+        choices=["single-hop", "hybrid", "bm25", "reverse", "crush", "adaptive", *_JOIN_METHODS],
         help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
         "reverse: Reverse Engineering (schema and generated-question similarity, dynamic alpha); "
         "crush: CRUSH4SQL with recorded LLM probes (k = column budget; --crush-* options); "
         "adaptive: ATR sliding-window re-ranking of --first-stage candidates with the "
-        "similarity scorer, cut at its threshold (an adaptive number of tables)",
+        "similarity scorer, cut at its threshold (an adaptive number of tables); "
+        "greedy-join: greedy join-aware re-ranking of the dense top candidates with JAR's "
+        "recorded decompositions; jar-exact: the JAR objective solved exactly (one run per k)",
+    )
+    p.add_argument(
+        "--join-closure",
+        nargs="?",
+        const="on",
+        default="off",
+        choices=["off", "on", "both"],
+        help="add bridge tables on shortest FK paths after each method (bare flag: on; both: "
+        "each method with and without); implies --per-k",
+    )
+    p.add_argument(
+        "--closure-budget", type=int, default=2, help="bridge tables per question (default: 2)"
+    )
+    p.add_argument(
+        "--closure-mode",
+        default="append",
+        choices=["append", "within_k"],
+        help="append: bridges after the k tables (up to k + budget returned); within_k: keep k",
+    )
+    p.add_argument(
+        "--join-candidates",
+        type=int,
+        default=20,
+        help="first-stage tables re-ranked by greedy-join / jar-exact (default: 20)",
+    )
+    p.add_argument(
+        "--greedy-weights",
+        default="paper",
+        choices=["paper", "reference"],
+        help="greedy λ_coarse: paper 4 (default) or the reference code's 3",
+    )
+    p.add_argument(
+        "--jar-weights",
+        default="auto",
+        choices=["auto", "spider", "bird"],
+        help="JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
+    )
+    p.add_argument(
+        "--jar-connectivity",
+        default="soft",
+        choices=["soft", "strict"],
+        help="jar-exact: soft (zero-weight edges may complete the join tree; default) or "
+        "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
+    )
+    p.add_argument(
+        "--no-value-stats",
+        action="store_true",
+        help="build the join graph without JAR's recorded uniqueness and sample values",
+    )
+    p.add_argument(
+        "--cache-embeddings",
+        action="store_true",
+        help="embed each distinct text once per command (runs per k and per method repeat "
+        "texts); s@k then counts an embedding only in the first run that needs it",
+    )
+    p.add_argument(
+        "--per-k",
+        action="store_true",
+        help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
     )
     p.add_argument(
         "--questions",

@@ -5,18 +5,24 @@
 have gold columns only. When every result carries an adaptive ``cut`` (ATR), table-level results
 also score each list at its own cut and, for comparison, the same lists at a fixed k equal to the
 mean cut (``EvalResult.cut``).
+
+By default one run at ``max(ks)`` is scored at every prefix k. ``per_k=True`` runs the retriever
+once per k instead and scores everything it returns (for methods whose answer for k is not a
+prefix of their answer for k + 1, such as the exact JAR objective, and for post-steps that add
+tables, such as the join closure: ``mean_tables`` then shows how many came back).
 """
 
 from __future__ import annotations
 
 import math
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from tabret import _core
-from tabret.benchmarks import Benchmark
+from tabret.benchmarks import Benchmark, BenchmarkQuestion
 from tabret.results import Retrieval
 
 __all__ = ["CutResult", "EvalResult", "evaluate", "format_cut_table", "format_table"]
@@ -53,6 +59,8 @@ class EvalResult:
     source: str = ""
     command: str = ""
     per_question: list[dict[str, Any]] = field(default_factory=list)
+    seconds: dict[int, float] = field(default_factory=dict)  # k -> wall time of the run(s)
+    per_k: bool = False  # one run per k, all returned items scored
     cut: CutResult | None = None  # set when every result has an adaptive cut (table level)
 
     def to_json(self) -> dict[str, Any]:
@@ -69,10 +77,13 @@ def evaluate(
     level: Level = "table",
     batch_size: int = 128,
     progress: bool = True,
+    per_k: bool = False,
 ) -> EvalResult:
     """Runs ``retrieve(questions, max(ks))`` over the benchmark in batches and scores it at
     ``level`` ("table": ``res.tables`` vs ``gold_tables``; "column": ``res.columns`` vs
-    ``gold_columns``, only over questions with gold columns)."""
+    ``gold_columns``, only over questions with gold columns). With ``per_k``, runs
+    ``retrieve(questions, k)`` for every k and scores all it returns. ``seconds`` holds the wall
+    time of each run."""
     if not ks or min(ks) <= 0:
         raise ValueError(f"ks must be positive, got {list(ks)}")
     if level not in ("table", "column"):
@@ -82,49 +93,46 @@ def evaluate(
     )
     if level == "column" and not questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns to score at column level")
-    k_max = max(ks)
-    results: list[Retrieval] = []
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(
-            total=len(questions),
-            desc=f"{bench.name} {method}",
-            unit="q",
-            file=sys.stderr,
-            leave=False,
-        )
-    for start in range(0, len(questions), batch_size):
-        batch = questions[start : start + batch_size]
-        results.extend(retrieve([q.question for q in batch], k_max))
-        if bar is not None:
-            bar.update(len(batch))
-    if bar is not None:
-        bar.close()
-    if level == "column":
-        ranked = [[c.id for c in res.columns] for res in results]
-        golds = [list(q.gold_columns) for q in questions]
-    else:
-        ranked = [[t.id for t in res.tables] for res in results]
-        golds = [list(q.gold_tables) for q in questions]
+    golds = [list(q.gold_columns if level == "column" else q.gold_tables) for q in questions]
+    ranked_at: dict[int, list[list[int]]] = {}
+    last: list[Retrieval] = []
+    seconds: dict[int, float] = {}
+    for k_run in list(ks) if per_k else [max(ks)]:
+        start = time.perf_counter()
+        results = _run(retrieve, questions, k_run, batch_size, progress, f"{bench.name} {method}")
+        seconds[k_run] = time.perf_counter() - start
+        if k_run == max(ks):
+            last = results
+        ranked_at[k_run] = [
+            [c.id for c in res.columns] if level == "column" else [t.id for t in res.tables]
+            for res in results
+        ]
     n = max(len(questions), 1)
-    pairs = list(zip(ranked, golds, strict=True))
     cr: dict[int, float] = {}
     r: dict[int, float] = {}
     mt: dict[int, float] = {}
     for k in ks:
-        cr[k] = 100 * sum(_core.complete_recall_at(rk, g, k) for rk, g in pairs) / n
-        r[k] = 100 * sum(_core.recall_at(rk, g, k) for rk, g in pairs) / n
-        mt[k] = sum(min(k, len(rk)) for rk in ranked) / n
+        ranked = ranked_at[k] if per_k else ranked_at[max(ks)]
+        pairs = list(zip(ranked, golds, strict=True))
+        cut = [max(len(rk), 1) if per_k else k for rk in ranked]
+        cr[k] = (
+            100
+            * sum(_core.complete_recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut, strict=True))
+            / n
+        )
+        r[k] = (
+            100 * sum(_core.recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut, strict=True)) / n
+        )
+        mt[k] = sum(min(c, len(rk)) for rk, c in zip(ranked, cut, strict=True)) / n
+    ranked = ranked_at[max(ks)]
     per_question: list[dict[str, Any]] = [
         {"id": q.id, "gold": g, "ranked": rk}
         for q, g, rk in zip(questions, golds, ranked, strict=True)
     ]
-    cuts = [res.cut for res in results]
-    cut = None
-    if level == "table" and results and all(c is not None for c in cuts):
-        cut = _cut_result(ranked, golds, [c or 0 for c in cuts])
+    cuts = [res.cut for res in last]
+    cut_result = None
+    if level == "table" and last and all(c is not None for c in cuts):
+        cut_result = _cut_result(ranked, golds, [c or 0 for c in cuts])
         for row, c in zip(per_question, cuts, strict=True):
             row["cut"] = c
     return EvalResult(
@@ -138,7 +146,9 @@ def evaluate(
         level,
         bench.source,
         per_question=per_question,
-        cut=cut,
+        seconds=seconds if per_k else {k: seconds[max(ks)] for k in ks},
+        per_k=per_k,
+        cut=cut_result,
     )
 
 
@@ -158,18 +168,53 @@ def _cut_result(ranked: list[list[int]], golds: list[list[int]], cuts: list[int]
     return CutResult(at_cut.complete_recall, at_cut.recall, m, fixed, at_mean)
 
 
-def format_table(results: Sequence[EvalResult]) -> str:
+def _run(
+    retrieve: RetrieveFn,
+    questions: Sequence[BenchmarkQuestion],
+    k: int,
+    batch_size: int,
+    progress: bool,
+    desc: str,
+) -> list[Retrieval]:
+    """``retrieve(questions, k)`` over all questions in batches."""
+    results: list[Retrieval] = []
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(
+            total=len(questions), desc=f"{desc} k={k}", unit="q", file=sys.stderr, leave=False
+        )
+    for start in range(0, len(questions), batch_size):
+        batch = questions[start : start + batch_size]
+        results.extend(retrieve([q.question for q in batch], k))
+        if bar is not None:
+            bar.update(len(batch))
+    if bar is not None:
+        bar.close()
+    return results
+
+
+def format_table(
+    results: Sequence[EvalResult], *, seconds: bool = False, tables: bool = False
+) -> str:
     """A Markdown table with one row per result: k= (complete recall) then r@ (recall) per k.
-    A "level" column (table/column) follows "data" when any result is column-level."""
+    A "level" column (table/column) follows "data" when any result is column-level; with
+    ``tables``, the mean number returned per k (n@); with ``seconds``, the wall time of each
+    run (s@k; one run for all k unless the result is per-k)."""
     ks = sorted({k for res in results for k in res.recall})
     show_level = any(res.level != "table" for res in results)
     head = ["data"] + (["level"] if show_level else []) + ["embedder", "method"]
     head += [f"k={k}" for k in ks] + [f"r@{k}" for k in ks]
+    head += [f"n@{k}" for k in ks] if tables else []
+    head += [f"s@{k}" for k in ks] if seconds else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for res in results:
         cells = [res.benchmark] + ([res.level] if show_level else []) + [res.embedder, res.method]
         cells += [f"{res.complete_recall[k]:.1f}" for k in ks]
         cells += [f"{res.recall[k]:.1f}" for k in ks]
+        cells += [f"{res.mean_tables[k]:.2f}" for k in ks] if tables else []
+        cells += [f"{res.seconds.get(k, 0.0):.1f}" for k in ks] if seconds else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

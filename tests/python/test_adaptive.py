@@ -11,14 +11,13 @@ import tabret
 from tabret.adaptive import (
     AdaptiveRetriever,
     CallableScorer,
-    MemoEmbedder,
     SimilarityScorer,
     cut_metrics,
     fit_threshold,
 )
 from tabret.benchmarks import load_benchmark
 from tabret.cli import main
-from tabret.embedders import HashingEmbedder
+from tabret.embedders import HashingEmbedder, MemoEmbedder
 from tabret.eval import evaluate, format_cut_table
 from tabret.index import DenseRetriever, TableIndex
 

@@ -1,0 +1,226 @@
+// Join-aware retrieval: value statistics, the join graph, greedy and exact JAR selection, and
+// the join-closure post-step.
+#include <tabret/join/bridges.hpp>
+#include <tabret/join/column_stats.hpp>
+#include <tabret/join/join_graph.hpp>
+#include <tabret/retrieval/greedy_join_retriever.hpp>
+#include <tabret/retrieval/jar_exact.hpp>
+#include <tabret/retrieval/join_closure.hpp>
+#include <tabret/rewriting/llm_rewriters.hpp>
+#include <tabret/rewriting/replay_llm.hpp>
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include "callbacks.hpp"
+#include "choices.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+/// A decomposition rewriter from Python: a native DecompositionRewriter or RecordedRewriter
+/// (called without the GIL), held as one C++ QueryRewriter.
+struct any_rewriter {
+    std::function<std::vector<rewrite_result>(std::span<const rewrite_request>)> fn;
+    [[nodiscard]] std::vector<rewrite_result> rewrite(std::span<const rewrite_request> r) const {
+        return fn(r);
+    }
+};
+
+template <class R>
+any_rewriter hold(std::shared_ptr<R> r) {
+    return {[r = std::move(r)](std::span<const rewrite_request> req) { return r->rewrite(req); }};
+}
+
+any_rewriter to_rewriter(const py::object& obj) {
+    if (py::isinstance<decomposition_rewriter>(obj))
+        return hold(obj.cast<std::shared_ptr<decomposition_rewriter>>());
+    if (py::isinstance<recorded_rewriter>(obj))
+        return hold(obj.cast<std::shared_ptr<recorded_rewriter>>());
+    throw py::type_error("rewriter must be a DecompositionRewriter or a RecordedRewriter, got " +
+                         py::type::of(obj).attr("__name__").cast<std::string>());
+}
+
+connectivity to_connectivity(const std::string& s) {
+    return choice<connectivity>("connectivity", s,
+                                {{"soft", connectivity::soft}, {"strict", connectivity::strict}});
+}
+
+closure_mode to_mode(const std::string& s) {
+    return choice<closure_mode>(
+        "mode", s, {{"append", closure_mode::append}, {"within_k", closure_mode::within_k}});
+}
+
+/// Owns what a join retriever refers to, so Python can hold it alone.
+template <template <class, class> class Retriever, class Options>
+struct py_join_retriever {
+    py_join_retriever(std::shared_ptr<const table_index> i, std::shared_ptr<const join_graph> g,
+                      callback_embedder e, any_rewriter r, Options o)
+        : index(std::move(i)),
+          graph(std::move(g)),
+          embedder(std::move(e)),
+          rewriter(std::move(r)),
+          retriever(*index, *graph, embedder, rewriter, o) {}
+    std::shared_ptr<const table_index> index;
+    std::shared_ptr<const join_graph> graph;
+    callback_embedder embedder;
+    any_rewriter rewriter;
+    Retriever<callback_embedder, any_rewriter> retriever;
+};
+
+using py_greedy = py_join_retriever<greedy_join_retriever, greedy_join_options>;
+using py_exact = py_join_retriever<jar_exact_retriever, jar_exact_options>;
+
+/// The closure post-step with its catalog and FK graph.
+struct py_closure {
+    py_closure(std::shared_ptr<const table_index> i, closure_options o)
+        : index(std::move(i)), graph(index->catalog()), options(o) {}
+    std::shared_ptr<const table_index> index;
+    fk_graph graph;
+    closure_options options;
+};
+
+template <class R>
+void def_retrieve(py::class_<R, std::shared_ptr<R>>& c) {
+    c.def(
+        "retrieve",
+        [](const R& r, const std::vector<std::string>& questions, std::size_t k,
+           std::size_t k_columns) {
+            return r.retriever.retrieve(questions, {k, k_columns});
+        },
+        py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
+        py::call_guard<py::gil_scoped_release>());
+}
+
+void register_graph(py::module_& m) {
+    py::class_<column_stats_table>(m, "ColumnStats",
+                                   "Value statistics per column id: uniqueness, sample values.")
+        .def(py::init<std::size_t>(), py::arg("columns") = 0)
+        .def(
+            "set",
+            [](column_stats_table& t, column_id c, std::optional<double> uniqueness,
+               std::vector<std::string> values) {
+                t.set(c, {uniqueness, std::move(values)});
+            },
+            py::arg("column"), py::arg("uniqueness") = py::none(),
+            py::arg("values") = std::vector<std::string>{})
+        .def(
+            "uniqueness",
+            [](const column_stats_table& t, column_id c) { return t.at(c).uniqueness; },
+            py::arg("column"))
+        .def(
+            "values", [](const column_stats_table& t, column_id c) { return t.at(c).values; },
+            py::arg("column"))
+        .def("__len__", &column_stats_table::size)
+        .def_property_readonly("known", &column_stats_table::known);
+
+    py::class_<join_edge>(m, "JoinEdge")
+        .def_readonly("a", &join_edge::a)
+        .def_readonly("b", &join_edge::b)
+        .def_readonly("weight", &join_edge::weight)
+        .def_readonly("from_column", &join_edge::from)
+        .def_readonly("to_column", &join_edge::to)
+        .def_readonly("declared", &join_edge::declared);
+
+    py::class_<join_graph, std::shared_ptr<join_graph>>(m, "JoinGraph")
+        .def_static(
+            "build",
+            [](const std::shared_ptr<const table_index>& index, const py::object& embed,
+               const std::string& name, const std::optional<column_stats_table>& stats,
+               const std::string& names, double default_uniqueness, std::size_t batch_size) {
+                join_graph_options o;
+                o.names = to_name_style(names);
+                o.compatibility.default_uniqueness = default_uniqueness;
+                o.batch_size = batch_size;
+                auto embedder = to_embedder(embed, name);
+                const column_stats_table none;
+                py::gil_scoped_release release;
+                return std::make_shared<join_graph>(
+                    join_graph::build(index->catalog(), embedder, name, stats ? *stats : none, o));
+            },
+            py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
+            py::arg("stats") = py::none(), py::arg("names") = "natural",
+            py::arg("default_uniqueness") = 0.5, py::arg("batch_size") = 512)
+        .def_static(
+            "load",
+            [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index) {
+                py::gil_scoped_release release;
+                return std::make_shared<join_graph>(join_graph::load(path, index->catalog()));
+            },
+            py::arg("path"), py::arg("index"))
+        .def("save", &join_graph::save, py::arg("path"), py::call_guard<py::gil_scoped_release>())
+        .def("weight", &join_graph::weight, py::arg("a"), py::arg("b"))
+        .def_property_readonly("edges", &join_graph::edges)
+        .def_property_readonly("embedder_name", &join_graph::embedder_name)
+        .def("__len__", [](const join_graph& g) { return g.edges().size(); });
+}
+
+void register_selectors(py::module_& m) {
+    py::class_<py_greedy, std::shared_ptr<py_greedy>> greedy(m, "GreedyJoinRetriever");
+    greedy.def(py::init([](std::shared_ptr<const table_index> index,
+                           std::shared_ptr<const join_graph> graph, const py::object& embed,
+                           const std::string& name, const py::object& rewriter,
+                           std::size_t candidates, float coarse, float coverage, float join) {
+                   return std::make_shared<py_greedy>(
+                       std::move(index), std::move(graph), to_embedder(embed, name),
+                       to_rewriter(rewriter),
+                       greedy_join_options{candidates, {coarse, coverage, join}});
+               }),
+               py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
+               py::arg("rewriter"), py::arg("candidates") = 20, py::arg("coarse") = 4.0f,
+               py::arg("coverage") = 2.0f, py::arg("join") = 1.0f);
+    def_retrieve(greedy);
+
+    py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
+    exact.def(
+        py::init([](std::shared_ptr<const table_index> index,
+                    std::shared_ptr<const join_graph> graph, const py::object& embed,
+                    const std::string& name, const py::object& rewriter, std::size_t candidates,
+                    const std::vector<float>& w, const std::string& connected) {
+            if (w.size() != 5)
+                throw py::value_error("weights must be five numbers [w1..w5], got " +
+                                      std::to_string(w.size()));
+            return std::make_shared<py_exact>(
+                std::move(index), std::move(graph), to_embedder(embed, name), to_rewriter(rewriter),
+                jar_exact_options{
+                    candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)});
+        }),
+        py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
+        py::arg("rewriter"), py::arg("candidates") = 20,
+        py::arg("weights") = std::vector<float>{2, 8, 1, 10, 1}, py::arg("connectivity") = "soft");
+    def_retrieve(exact);
+
+    py::class_<py_closure, std::shared_ptr<py_closure>>(m, "JoinClosure")
+        .def(py::init([](std::shared_ptr<const table_index> index, std::size_t budget,
+                         std::size_t max_between, const std::string& mode) {
+                 return std::make_shared<py_closure>(
+                     std::move(index), closure_options{budget, max_between, to_mode(mode)});
+             }),
+             py::arg("index"), py::arg("budget") = 2, py::arg("max_between") = 2,
+             py::arg("mode") = "append")
+        .def(
+            "apply",
+            [](const py_closure& c, const std::vector<retrieval>& results, std::size_t k) {
+                return join_closure(c.index->catalog(), c.graph, results, k, c.options);
+            },
+            py::arg("results"), py::arg("k"), py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace
+
+void register_join(py::module_& m) {
+    register_graph(m);
+    register_selectors(m);
+}
+
+}  // namespace tabret::bindings

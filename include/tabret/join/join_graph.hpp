@@ -1,0 +1,309 @@
+#pragma once
+/// @file join/join_graph.hpp
+/// @brief Which tables of a database join, and how well: declared foreign keys (ω = 1) plus
+/// compatibility ω(i, j) inferred from column pairs (join/compatibility.hpp). Built once per
+/// catalog and embedder, saved as one checksummed file, never recomputed per query.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tabret/catalog.hpp"
+#include "tabret/embedding/embedder.hpp"
+#include "tabret/io/checksum.hpp"
+#include "tabret/io/file.hpp"
+#include "tabret/join/column_stats.hpp"
+#include "tabret/join/compatibility.hpp"
+#include "tabret/serialize.hpp"
+#include "tabret/text/tokenize.hpp"
+
+namespace tabret {
+
+/** @brief One table pair of a database that can join, with its best column pair. */
+struct join_edge {
+    table_id a = 0;  ///< a < b.
+    table_id b = 0;
+    float weight = 0.0f;    ///< ω in (0, 1]; 1 for a declared foreign key.
+    column_id from = 0;     ///< The column of the pair on a's side (the FK column if declared).
+    column_id to = 0;       ///< On b's side.
+    bool declared = false;  ///< A declared foreign key joins the two tables.
+    friend bool operator==(const join_edge&, const join_edge&) = default;
+};
+
+struct join_graph_options {
+    name_style names = name_style::natural;  ///< Names in the column texts `table:column`.
+    compatibility_options compatibility{};
+    std::size_t batch_size = 512;  ///< Column texts per embedder call while building.
+};
+
+inline constexpr int join_graph_version = 1;
+
+namespace detail {
+
+/// Identifies a catalog's shape: every table's qualified name and column count.
+inline std::string catalog_fingerprint(const catalog& cat) {
+    std::string s;
+    for (table_id t = 0; t < cat.tables().size(); ++t)
+        s += fmt::format("{}:{}\n", cat.qualified_name(t), cat.table(t).columns.size());
+    return checksum_hex(s);
+}
+
+inline std::uint64_t pair_key(table_id a, table_id b) noexcept {
+    if (a > b) std::swap(a, b);
+    return (std::uint64_t{a} << 32) | b;
+}
+
+}  // namespace detail
+
+/**
+ * @brief The join graph of a catalog: edges only within a database (tables of different
+ * databases never join), plus the embeddings of every column's text `table:column` (the
+ * greedy/JAR fine-grained signal uses them too). Immutable once built; const members are
+ * thread-safe.
+ */
+class join_graph {
+  public:
+    /** @brief The text a column is embedded as: `table:column`. */
+    static std::string column_text(const catalog& cat, column_id c, name_style names) {
+        const auto& col = cat.column(c);
+        const auto& tb = cat.table(col.table);
+        return fmt::format("{}:{}", detail::pick(tb.name, tb.nl_name, names),
+                           detail::pick(col.name, col.nl_name, names));
+    }
+
+    /**
+     * @brief Embeds every column text with @p embedder (batch_size texts per call) and scores
+     * every table pair of every database.
+     * @throws error for an empty catalog; embedding_error for a bad embedder answer.
+     */
+    template <Embedder E>
+    static join_graph build(const catalog& cat, const E& embedder, std::string embedder_name,
+                            const column_stats_table& stats = {}, join_graph_options o = {}) {
+        if (cat.columns().empty()) throw error("cannot build a join graph over no columns");
+        if (o.batch_size == 0) throw error("batch_size must be positive");
+        std::vector<std::string> texts;
+        for (column_id c = 0; c < cat.columns().size(); ++c)
+            texts.push_back(column_text(cat, c, o.names));
+        matrix vectors;
+        for (std::size_t begin = 0; begin < texts.size(); begin += o.batch_size) {
+            const auto n = std::min(o.batch_size, texts.size() - begin);
+            const auto part =
+                embed_normalized(embedder, std::span<const std::string>(texts).subspan(begin, n),
+                                 static_cast<std::size_t>(vectors.cols()));
+            if (begin == 0) vectors.resize(static_cast<Eigen::Index>(texts.size()), part.cols());
+            vectors.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(n)) =
+                part;
+        }
+        return from_vectors(cat, std::move(vectors), std::move(embedder_name), stats, o);
+    }
+
+    /**
+     * @brief Builds from given column vectors (one L2-normalised row per column, in column_id
+     * order). @throws error when the row count is not the catalog's column count.
+     */
+    static join_graph from_vectors(const catalog& cat, matrix vectors, std::string embedder_name,
+                                   const column_stats_table& stats = {},
+                                   join_graph_options o = {}) {
+        if (static_cast<std::size_t>(vectors.rows()) != cat.columns().size())
+            throw error(fmt::format("join graph: {} column vectors for {} columns", vectors.rows(),
+                                    cat.columns().size()));
+        join_graph g(cat, std::move(vectors), std::move(embedder_name), o.names);
+        g.score_pairs(cat, stats, o.compatibility);
+        return g;
+    }
+
+    /** @brief ω(a, b): 1 for a declared FK, the inferred score, or 0 (no edge; a == b). */
+    [[nodiscard]] float weight(table_id a, table_id b) const {
+        if (a == b) return 0.0f;
+        const auto it = by_pair_.find(detail::pair_key(a, b));
+        return it == by_pair_.end() ? 0.0f : edges_[it->second].weight;
+    }
+    /** @brief The edge between @p a and @p b, or nullptr. */
+    [[nodiscard]] const join_edge* edge(table_id a, table_id b) const {
+        const auto it = by_pair_.find(detail::pair_key(a, b));
+        return it == by_pair_.end() ? nullptr : &edges_[it->second];
+    }
+    [[nodiscard]] const std::vector<join_edge>& edges() const noexcept { return edges_; }
+    /// One row per column (column_id order): the embedding of column_text().
+    [[nodiscard]] const matrix& column_vectors() const noexcept { return vectors_; }
+    [[nodiscard]] const std::string& embedder_name() const noexcept { return embedder_name_; }
+    [[nodiscard]] name_style names() const noexcept { return names_; }
+    [[nodiscard]] std::size_t dim() const noexcept {
+        return static_cast<std::size_t>(vectors_.cols());
+    }
+    /// Fingerprint of the catalog it was built for.
+    [[nodiscard]] const std::string& catalog_fingerprint() const noexcept { return fingerprint_; }
+
+    /**
+     * @brief Writes one file atomically: a JSON header line (format, version, embedder,
+     * catalog fingerprint, the size and FNV-1a checksum of each part), the edges as JSON and the
+     * column vectors as float32. @throws io_error.
+     */
+    void save(const std::filesystem::path& path) const {
+        nlohmann::json edges = nlohmann::json::array();
+        for (const auto& e : edges_)
+            edges.push_back({e.a, e.b, e.weight, e.from, e.to, e.declared});
+        const std::string body = nlohmann::json{{"edges", edges}}.dump();
+        const std::string floats(reinterpret_cast<const char*>(vectors_.data()),
+                                 static_cast<std::size_t>(vectors_.size()) * sizeof(float));
+        const nlohmann::json header = {
+            {"format", "tabret-join-graph"},
+            {"version", join_graph_version},
+            {"embedder", embedder_name_},
+            {"names", names_ == name_style::original ? "original" : "natural"},
+            {"catalog", fingerprint_},
+            {"rows", vectors_.rows()},
+            {"dim", vectors_.cols()},
+            {"json_bytes", body.size()},
+            {"json_fnv1a64", detail::checksum_hex(body)},
+            {"f32_bytes", floats.size()},
+            {"f32_fnv1a64", detail::checksum_hex(floats)}};
+        write_file_atomic(path, header.dump() + "\n" + body + floats);
+    }
+
+    /**
+     * @brief Loads a file written by save() for catalog @p cat. Sizes and checksums are
+     * verified before anything is parsed.
+     * @throws io_error for a missing, truncated or corrupt file, another format version, or a
+     * graph built for another catalog.
+     */
+    static join_graph load(const std::filesystem::path& path, const catalog& cat) {
+        const std::string data = read_text_file(path);
+        auto corrupt = [&](std::string_view why) {
+            return io_error(
+                fmt::format("{}: not a valid join graph file ({})", path.string(), why));
+        };
+        const auto eol = data.find('\n');
+        if (eol == std::string::npos) throw corrupt("no header line");
+        nlohmann::json h;
+        try {
+            h = nlohmann::json::parse(data.substr(0, eol));
+        } catch (const nlohmann::json::parse_error&) {
+            throw corrupt("the header does not parse");
+        }
+        if (!h.is_object() || h.value("format", "") != "tabret-join-graph")
+            throw corrupt("wrong format tag");
+        if (h.value("version", 0) != join_graph_version)
+            throw io_error(
+                fmt::format("{}: join graph version {} is not supported (this tabret "
+                            "reads version {}); rebuild it",
+                            path.string(), h.value("version", 0), join_graph_version));
+        const auto json_bytes = h.value("json_bytes", std::size_t{0});
+        const auto f32_bytes = h.value("f32_bytes", std::size_t{0});
+        if (data.size() != eol + 1 + json_bytes + f32_bytes)
+            throw corrupt(fmt::format("size {} does not match the header: truncated or corrupt",
+                                      data.size()));
+        const std::string_view body(data.data() + eol + 1, json_bytes);
+        const std::string_view floats(data.data() + eol + 1 + json_bytes, f32_bytes);
+        if (detail::checksum_hex(body) != h.value("json_fnv1a64", "") ||
+            detail::checksum_hex(floats) != h.value("f32_fnv1a64", ""))
+            throw corrupt("checksum mismatch");
+        if (h.value("catalog", "") != detail::catalog_fingerprint(cat))
+            throw io_error(
+                fmt::format("{}: this join graph was built for another catalog", path.string()));
+        const auto rows = h.value("rows", Eigen::Index{0});
+        const auto dim = h.value("dim", Eigen::Index{0});
+        if (static_cast<std::size_t>(rows * dim) * sizeof(float) != f32_bytes ||
+            static_cast<std::size_t>(rows) != cat.columns().size())
+            throw corrupt("vector shape does not match");
+        matrix vectors(rows, dim);
+        if (f32_bytes > 0) std::memcpy(vectors.data(), floats.data(), f32_bytes);
+        join_graph g(
+            cat, std::move(vectors), h.value("embedder", ""),
+            h.value("names", "") == "original" ? name_style::original : name_style::natural);
+        try {
+            const auto doc = nlohmann::json::parse(body);
+            for (const auto& e : doc.at("edges"))
+                g.add_edge({e.at(0).get<table_id>(), e.at(1).get<table_id>(), e.at(2).get<float>(),
+                            e.at(3).get<column_id>(), e.at(4).get<column_id>(),
+                            e.at(5).get<bool>()});
+        } catch (const nlohmann::json::exception& err) {
+            throw corrupt(err.what());
+        }
+        return g;
+    }
+
+  private:
+    join_graph(const catalog& cat, matrix vectors, std::string embedder_name, name_style names)
+        : vectors_(std::move(vectors)),
+          embedder_name_(std::move(embedder_name)),
+          names_(names),
+          fingerprint_(detail::catalog_fingerprint(cat)) {}
+
+    void add_edge(join_edge e) {
+        by_pair_[detail::pair_key(e.a, e.b)] = edges_.size();
+        edges_.push_back(e);
+    }
+
+    /// Per-column inputs of the pair score, computed once.
+    struct column_features {
+        type_family family = type_family::unknown;
+        double uniqueness = 0.0;
+        std::vector<std::string> words;
+    };
+
+    void score_pairs(const catalog& cat, const column_stats_table& stats,
+                     const compatibility_options& o) {
+        std::vector<column_features> f(cat.columns().size());
+        for (column_id c = 0; c < cat.columns().size(); ++c)
+            f[c] = {family_of(cat.column(c).type), uniqueness_of(cat, stats, c, o),
+                    schema_tokens(column_text(cat, c, names_))};
+        std::unordered_map<std::uint64_t, foreign_key> declared;
+        for (const auto& fk : cat.foreign_keys())
+            declared.try_emplace(
+                detail::pair_key(cat.column(fk.from).table, cat.column(fk.to).table), fk);
+        for (const auto& db : cat.databases())
+            for (std::size_t i = 0; i < db.tables.size(); ++i)
+                for (std::size_t j = i + 1; j < db.tables.size(); ++j) {
+                    const auto a = db.tables[i], b = db.tables[j];
+                    if (const auto it = declared.find(detail::pair_key(a, b));
+                        it != declared.end()) {
+                        const auto fk = it->second;
+                        const bool from_a = cat.column(fk.from).table == a;
+                        add_edge(
+                            {a, b, 1.0f, from_a ? fk.from : fk.to, from_a ? fk.to : fk.from, true});
+                        continue;
+                    }
+                    auto e = best_pair(cat, stats, f, a, b);
+                    if (e.weight > o.min_weight) add_edge(e);
+                }
+    }
+
+    join_edge best_pair(const catalog& cat, const column_stats_table& stats,
+                        const std::vector<column_features>& f, table_id a, table_id b) const {
+        join_edge best{a, b, 0.0f, 0, 0, false};
+        for (auto ca : cat.table(a).columns)
+            for (auto cb : cat.table(b).columns) {
+                if (!same_family(f[ca].family, f[cb].family)) continue;
+                const double u = std::max(f[ca].uniqueness, f[cb].uniqueness);
+                if (u <= 0.0) continue;
+                const column_pair_signals s{
+                    u, overlap_coefficient(stats.at(ca).values, stats.at(cb).values),
+                    static_cast<double>(vectors_.row(ca).dot(vectors_.row(cb))),
+                    overlap_coefficient(f[ca].words, f[cb].words).value_or(0.0)};
+                const auto score = static_cast<float>(column_pair_score(s));
+                if (score > best.weight) best = {a, b, score, ca, cb, false};
+            }
+        return best;
+    }
+
+    matrix vectors_;
+    std::string embedder_name_;
+    name_style names_ = name_style::natural;
+    std::string fingerprint_;
+    std::vector<join_edge> edges_;
+    std::unordered_map<std::uint64_t, std::size_t> by_pair_;
+};
+
+}  // namespace tabret

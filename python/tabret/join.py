@@ -1,0 +1,271 @@
+"""Join-aware retrieval: the join graph, greedy join-aware selection, the exact JAR objective and
+the join-closure post-step.
+
+- :class:`JoinGraph`: declared foreign keys (ω = 1) plus compatibility ω(i, j) inferred from
+  column pairs (type, uniqueness, value overlap, name and embedding similarity). Build it once
+  per index, save it beside the index, load it with the index.
+- :class:`GreedyJoinRetriever`: coarse + fine (sub-query x column) + join gains, greedy over the
+  top-N dense candidates (Boutaleb et al., 2025).
+- :class:`JarExactRetriever`: the JAR objective (Chen et al., 2024) solved exactly.
+- :class:`JoinClosure`: wraps any retriever and adds the bridge tables on shortest FK paths.
+- :func:`jar_column_stats`: value statistics of the Spider/BIRD dev databases recorded by JAR.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from tabret import _core
+from tabret.datasets import data_dir as _default_data_dir
+from tabret.index import TableIndex, _Retriever
+from tabret.llms import CallableLLM, ReplaySource
+from tabret.rewriting import DecompositionRewriter, LLMLike
+
+__all__ = [
+    "JAR_WEIGHTS",
+    "ColumnStats",
+    "GreedyJoinRetriever",
+    "JarExactRetriever",
+    "JoinClosure",
+    "JoinGraph",
+    "jar_column_stats",
+    "lenient_replay",
+]
+
+ColumnStats = _core.ColumnStats
+PathLike = str | os.PathLike[str]
+Decomposer = LLMLike | _core.DecompositionRewriter | _core.RecordedRewriter
+
+#: JAR's reference weights [w1 fine, w2 coverage, w3 join, w4 coarse, w5 assignment budget].
+JAR_WEIGHTS: dict[str, tuple[float, float, float, float, float]] = {
+    "spider": (2, 8, 1, 10, 1),
+    "bird": (3, 8, 1, 3, 1),
+}
+#: Greedy λ weights (coarse, coverage, join): the paper's and the reference code's.
+GREEDY_WEIGHTS: dict[str, tuple[float, float, float]] = {
+    "paper": (4, 2, 1),
+    "reference": (3, 2, 1),
+}
+
+GRAPH_FILE = "join_graph.tjg"
+
+
+class JoinGraph:
+    """Which tables of a database join, and how well. Immutable; safe to share."""
+
+    def __init__(self, core: _core.JoinGraph, index: TableIndex) -> None:
+        if core.embedder_name != index.embedder_name:
+            raise ValueError(
+                f"the join graph was built with embedder '{core.embedder_name}', "
+                f"the index with '{index.embedder_name}'"
+            )
+        self._core = core
+        self.index = index
+
+    @classmethod
+    def build(
+        cls,
+        index: TableIndex,
+        stats: _core.ColumnStats | None = None,
+        *,
+        names: Literal["natural", "original"] = "natural",
+        default_uniqueness: float = 0.5,
+    ) -> JoinGraph:
+        """Embeds every column's ``table:column`` text with the index's embedder and scores
+        every table pair of each database; ``stats`` adds uniqueness and values."""
+        core = _core.JoinGraph.build(
+            index.core,
+            index._embed,
+            index.embedder_name,
+            stats,
+            names=names,
+            default_uniqueness=default_uniqueness,
+        )
+        return cls(core, index)
+
+    @classmethod
+    def load(cls, path: PathLike, index: TableIndex) -> JoinGraph:
+        """Loads a graph saved for ``index``'s catalog. ``path`` may be the file or the index
+        directory it was saved into. Raises :class:`tabret.FileError` for a corrupt file."""
+        p = Path(path)
+        return cls(_core.JoinGraph.load(p / GRAPH_FILE if p.is_dir() else p, index.core), index)
+
+    def save(self, path: PathLike) -> None:
+        """Writes one checksummed file (into ``path``/join_graph.tjg when ``path`` is a
+        directory, e.g. the saved index's)."""
+        p = Path(path)
+        self._core.save(p / GRAPH_FILE if p.is_dir() else p)
+
+    @property
+    def core(self) -> _core.JoinGraph:
+        return self._core
+
+    def weight(self, a: int, b: int) -> float:
+        """ω(a, b) for two table ids: 1 for a declared foreign key, 0 without an edge."""
+        return self._core.weight(a, b)
+
+    @property
+    def edges(self) -> list[_core.JoinEdge]:
+        return self._core.edges
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def __repr__(self) -> str:
+        return f"JoinGraph({len(self)} edges, embedder {self._core.embedder_name!r})"
+
+
+def _rewriter(
+    decompositions: Decomposer,
+) -> _core.DecompositionRewriter | _core.RecordedRewriter:
+    if isinstance(decompositions, _core.DecompositionRewriter | _core.RecordedRewriter):
+        return decompositions
+    return DecompositionRewriter(decompositions)
+
+
+class GreedyJoinRetriever(_Retriever):
+    """Greedy join-aware retrieval over the top ``candidates`` dense tables: seed by coarse +
+    fine relevance, then add the table with the best coarse + new sub-query coverage + join gain.
+    ``decompositions``: an LLM (e.g. ``ReplayLLM.jar("spider")``) or a decomposition rewriter.
+    ``weights``: "paper" (λ_coarse 4), "reference" (3) or (coarse, coverage, join)."""
+
+    def __init__(
+        self,
+        index: TableIndex,
+        graph: JoinGraph,
+        decompositions: Decomposer,
+        *,
+        candidates: int = 20,
+        weights: Literal["paper", "reference"] | Sequence[float] = "paper",
+    ) -> None:
+        w = GREEDY_WEIGHTS[weights] if isinstance(weights, str) else tuple(weights)
+        if len(w) != 3:
+            raise ValueError(f"greedy weights are (coarse, coverage, join), got {w}")
+        self.index = index
+        self._core = _core.GreedyJoinRetriever(
+            index.core,
+            graph.core,
+            index._embed,
+            index.embedder_name,
+            _rewriter(decompositions),
+            candidates,
+            w[0],
+            w[1],
+            w[2],
+        )
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return self._core.retrieve(batch, k, k_columns)
+
+
+class JarExactRetriever(_Retriever):
+    """The JAR objective over the top ``candidates`` dense tables, solved exactly per question
+    (branch-and-bound over connected table subsets with a maximum spanning join tree). The
+    optimum for k is not a prefix of the optimum for k + 1: evaluate each k on its own run
+    (``tabret.eval.evaluate(..., per_k=True)``). ``weights``: "spider", "bird" or five numbers.
+    ``connectivity``: "soft" (default; zero-weight edges may complete the join tree, so tables
+    of other databases can fill up k) or "strict" (JAR's hard constraint over ω > 0 edges, with
+    a greedy fill where no connected set of k tables exists)."""
+
+    def __init__(
+        self,
+        index: TableIndex,
+        graph: JoinGraph,
+        decompositions: Decomposer,
+        *,
+        candidates: int = 20,
+        weights: Literal["spider", "bird"] | Sequence[float] = "spider",
+        connectivity: Literal["soft", "strict"] = "soft",
+    ) -> None:
+        w = list(JAR_WEIGHTS[weights] if isinstance(weights, str) else weights)
+        self.index = index
+        self._core = _core.JarExactRetriever(
+            index.core,
+            graph.core,
+            index._embed,
+            index.embedder_name,
+            _rewriter(decompositions),
+            candidates,
+            w,
+            connectivity,
+        )
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return self._core.retrieve(batch, k, k_columns)
+
+
+class JoinClosure(_Retriever):
+    """Any retriever plus bridge tables: for the top ``k`` tables, the tables on shortest
+    declared-FK paths between selected tables of the same database (at most ``max_between``
+    per path, ``budget`` per question), marked ``"bridge"`` in the trace. ``mode="append"``
+    returns up to ``k + budget`` tables; ``"within_k"`` keeps ``k`` (the largest prefix whose
+    closure fits)."""
+
+    def __init__(
+        self,
+        retriever: _Retriever,
+        *,
+        budget: int = 2,
+        max_between: int = 2,
+        mode: Literal["append", "within_k"] = "append",
+    ) -> None:
+        self.index = retriever.index
+        self.retriever = retriever
+        self._core = _core.JoinClosure(retriever.index.core, budget, max_between, mode)
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return self._core.apply(self.retriever._raw(batch, k, k_columns), k)
+
+
+def jar_column_stats(
+    catalog: _core.Catalog,
+    dataset: Literal["spider", "bird"],
+    data_dir: PathLike | None = None,
+) -> _core.ColumnStats:
+    """Uniqueness ratios (``jar/data/<dataset>/dev_uniqueness.json``) and sample values
+    (``tapas/test_t.csv``) of the dev databases, for the columns of ``catalog`` they name
+    (matched case-insensitively by database, table and column; others stay unknown)."""
+    root = (Path(data_dir) if data_dir is not None else _default_data_dir()) / "jar/data" / dataset
+    stats = _core.ColumnStats(catalog.num_columns)
+    uniqueness: dict[int, float] = {}
+    for key, value in json.loads((root / "dev_uniqueness.json").read_text("utf-8")).items():
+        c = _column(catalog, *key.split("#sep#"))
+        if c is not None:
+            uniqueness[c] = float(value)
+    values: dict[int, list[str]] = {}
+    with (root / "tapas/test_t.csv").open(encoding="utf-8", newline="") as f:
+        for row in csv.DictReader(f):
+            db, table = row["schema"].split(",")[:2]
+            for column, sample in json.loads(row["instance_tapas"]).items():
+                c = _column(catalog, db, table, column)
+                if c is not None:
+                    values[c] = [str(v) for v in sample if v is not None]
+    for c in uniqueness.keys() | values.keys():
+        stats.set(c, uniqueness.get(c), values.get(c, []))
+    return stats
+
+
+def _column(catalog: _core.Catalog, db: str, table: str, column: str) -> int | None:
+    t = catalog.find_table(db, table)
+    return None if t is None else catalog.find_column(t, column)
+
+
+def lenient_replay(source: ReplaySource) -> CallableLLM:
+    """An LLM answering from ``source`` like :class:`tabret.llms.ReplayLLM`, except that a
+    question without a recording gets an empty answer (which a rewriter's ``use_question``
+    policy turns into the question itself) instead of an error. For benchmarks whose revision
+    differs from the recordings' (BirdUnion vs JAR's BIRD dev); count the misses first."""
+
+    def answer(prompts: list[str]) -> list[str]:
+        out = []
+        for prompt in prompts:
+            q = _core.extract_question(prompt)
+            out.append(source.completion(q) if q is not None and q in source else "")
+        return out
+
+    return CallableLLM(answer, f"{source.name} (lenient)")
