@@ -400,6 +400,22 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
+    """--embedder and the table serialisation flag, shared by `index` and `eval`."""
+    p.add_argument(
+        "--embedder",
+        default="all-MiniLM-L6-v2",
+        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
+        "(default: all-MiniLM-L6-v2, offline)",
+    )
+    p.add_argument(
+        text_flag,
+        default="signature",
+        choices=["signature", "words", "ddl"],
+        help="table serialisation that is embedded (default: signature, db.table(cols))",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabret", description="Table retrieval for text-to-SQL over large catalogs."
@@ -420,18 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("format", choices=sorted(_LOADERS), help="what SOURCE is")
     p.add_argument("source", help="file path, or a SQLAlchemy URL for 'sqlalchemy'")
     p.add_argument("out", metavar="INDEX_DIR", help="directory to write (replaced atomically)")
-    p.add_argument(
-        "--embedder",
-        default="all-MiniLM-L6-v2",
-        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
-        "(default: all-MiniLM-L6-v2, offline)",
-    )
-    p.add_argument(
-        "--text",
-        default="signature",
-        choices=["signature", "words", "ddl"],
-        help="table serialisation that is embedded (default: signature, db.table(cols))",
-    )
+    _add_embedding_arguments(p, "--text")
     p.add_argument(
         "--kind",
         default="exact",
@@ -589,18 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
     from tabret._crush_cli import add_crush_arguments
 
     add_crush_arguments(p)
-    p.add_argument(
-        "--embedder",
-        default="all-MiniLM-L6-v2",
-        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
-        "(default: all-MiniLM-L6-v2, offline)",
-    )
-    p.add_argument(
-        "--format",
-        default="signature",
-        choices=["signature", "words", "ddl"],
-        help="table serialisation that is embedded (default: signature, db.table(cols))",
-    )
+    _add_embedding_arguments(p, "--format")
     p.add_argument(
         "--level",
         default="table",
