@@ -12,4 +12,5 @@ PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
     tabret::bindings::register_index(m);
     tabret::bindings::register_retrieval(m);
     tabret::bindings::register_rewriting(m);
+    tabret::bindings::register_murre(m);
 }

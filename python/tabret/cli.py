@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tabret import _murre_cli
 from tabret._core import Error
 from tabret.catalog import Catalog
 
@@ -97,6 +98,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_table
     from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+    from tabret.murre import MurreRetriever
 
     column_level = args.level == "column"
     if column_level and set(args.method) != {"single-hop"}:
@@ -106,9 +108,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
     bench = load_benchmark(args.benchmark, Path(args.data_dir) if args.data_dir else None)
+    if args.recorded_only:
+        bench = _murre_cli.recorded_only(bench, args.data_dir)
     if column_level and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
-    embedder = _embedder_arg(args.embedder)
+    embedder = _murre_cli.cached(_embedder_arg(args.embedder), args.method)
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
@@ -118,23 +122,28 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     )
     results = []
     for method in args.method:
-        retriever = (
-            LexicalRetriever(index)
-            if method == "bm25"
-            else DenseRetriever(index, hybrid=method == "hybrid")
-        )
+        label = method
+        retriever: _Retriever
+        if method in _murre_cli.METHODS:
+            retriever, label = _murre_cli.retriever(method, index, bench, args)
+        elif method == "bm25":
+            retriever = LexicalRetriever(index)
+        else:
+            retriever = DenseRetriever(index, hybrid=method == "hybrid")
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
             retrieve,
             bench,
             args.k,
-            method=method,
+            method=label,
             embedder=index.embedder_name,
             level=args.level,
             progress=not args.quiet,
         )
         res.command = command
         results.append(res)
+        if isinstance(retriever, MurreRetriever):
+            _murre_cli.report_cost(retriever, label, len(bench.questions))
     if args.json:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
@@ -187,8 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25"],
-        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only",
+        choices=["single-hop", "hybrid", "bm25", *_murre_cli.METHODS],
+        help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
+        + _murre_cli.METHODS_HELP,
     )
     p.add_argument(
         "--embedder",
@@ -216,6 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="FILE.json", help="write results with per-question ranks")
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _murre_cli.add_arguments(p)
     p.set_defaults(func=_cmd_eval)
     return parser
 
