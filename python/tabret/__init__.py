@@ -1,6 +1,7 @@
 """tabret: find the few tables (and columns) a text-to-SQL question needs in a large catalog."""
 
 from tabret._core import (
+    CachedEmbedder,
     Column,
     Database,
     EmbeddingError,
@@ -20,9 +21,11 @@ from tabret.catalog import Catalog
 from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+from tabret.murre import MurreRetriever
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 
 __all__ = [
+    "CachedEmbedder",
     "Catalog",
     "Column",
     "Database",
@@ -36,6 +39,7 @@ __all__ = [
     "LLMParseError",
     "LexicalRetriever",
     "MissingRecordingError",
+    "MurreRetriever",
     "ParseError",
     "Question",
     "Retrieval",

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
-
-from collections.abc import Sequence
+from typing import Literal, TextIO
 
 from tabret._core import CachedEmbedder
 from tabret.benchmarks import Benchmark
@@ -129,7 +128,7 @@ def retriever(
     ), label
 
 
-def report_cost(r: MurreRetriever, label: str, questions: int) -> None:
+def report_cost(r: MurreRetriever, label: str, questions: int, file: TextIO) -> None:
     """Prints the rewrite requests (the LLM prompts a live LLM would get) per question."""
     if isinstance(r.rewriter, CountingRewriter):
         c = r.rewriter
@@ -137,5 +136,6 @@ def report_cost(r: MurreRetriever, label: str, questions: int) -> None:
             f"{label}: {c.requests} rewrite requests in {c.calls} calls, "
             f"{c.requests / max(questions, 1):.2f} per question "
             f"(at most {r.beam * (r.hops - 1)})",
+            file=file,
             flush=True,
         )

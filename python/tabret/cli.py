@@ -143,7 +143,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         res.command = command
         results.append(res)
         if isinstance(retriever, MurreRetriever):
-            _murre_cli.report_cost(retriever, label, len(bench.questions))
+            out = sys.stderr if args.json else sys.stdout
+            _murre_cli.report_cost(retriever, label, len(bench.questions), out)
     if args.json:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
