@@ -51,6 +51,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--beam", type=int, default=5, help="beam size B (default: 5)")
     g.add_argument("--hops", type=int, default=3, help="hops H (default: 3)")
     g.add_argument(
+        "--per-beam",
+        type=int,
+        default=0,
+        help="tables each beam adds per hop (default: 0 = every table, the paper's form; "
+        "murre-reference always uses 3B)",
+    )
+    g.add_argument(
         "--recorded-only",
         action="store_true",
         help="score only the questions that have a recorded JAR decomposition (every method)",
@@ -115,6 +122,8 @@ def retriever(
             rewriter = FallbackRewriter(coverage, lexical, lambda q: q in source)
             name += f"; lexical for {missing} unrecorded"
     label = f"{METHODS[method]} [{name}]"
+    if args.per_beam and method != "murre-reference":
+        label += f" top {args.per_beam} per beam"
     counted = CountingRewriter(rewriter)
     if method == "murre-reference":
         return MurreRetriever.reference(index, counted, beam=args.beam, hops=args.hops), label
@@ -123,6 +132,7 @@ def retriever(
         counted,
         beam=args.beam,
         hops=args.hops,
+        per_beam=args.per_beam,
         removal=method != "murre-no-removal",
         early_stop=method != "murre-no-early-stop",
     ), label
