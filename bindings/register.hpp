@@ -2,6 +2,7 @@
 // One register_* function per family; module.cpp calls them in dependency order.
 
 #include <tabret/embedding/callback_embedder.hpp>
+#include <tabret/rewriting/callback_rewriter.hpp>
 #include <tabret/rewriting/llm.hpp>
 #include <tabret/serialize.hpp>
 
@@ -21,6 +22,7 @@ void register_reverse(pybind11::module_& m);
 void register_crush(pybind11::module_& m);
 void register_adaptive(pybind11::module_& m);
 void register_join(pybind11::module_& m);
+void register_murre(pybind11::module_& m);
 
 /// "signature" | "words" | "ddl" and "natural" | "original", shared by every family.
 table_format to_table_format(const std::string& s);
@@ -33,5 +35,9 @@ callback_embedder to_embedder(const pybind11::object& embed, const std::string& 
 /// callable `list[str] -> list[str]`, as an llm_fn. @p name labels its errors ("" = the
 /// object's `name` attribute, else its type name).
 llm_fn to_llm(const pybind11::object& llm, const std::string& name = "");
+
+/// A built-in rewriter (used without the GIL) or any object with `rewrite(requests)` (entered
+/// once per batch with the GIL), as a callback_rewriter.
+callback_rewriter to_rewriter(const pybind11::object& rewriter);
 
 }  // namespace tabret::bindings

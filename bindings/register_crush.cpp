@@ -23,52 +23,6 @@ namespace tabret::bindings {
 
 namespace {
 
-std::string type_name(const py::handle& h) {
-    return py::type::of(h).attr("__name__").cast<std::string>();
-}
-
-template <class R>
-std::optional<callback_rewriter> native_rewriter(const py::object& obj) {
-    if (!py::isinstance<R>(obj)) return std::nullopt;
-    return callback_rewriter::of(std::shared_ptr<const R>(obj.cast<std::shared_ptr<R>>()));
-}
-
-/// A Python object with `rewrite(requests) -> results`, called under the GIL once per batch.
-callback_rewriter python_rewriter(const py::object& obj) {
-    if (!py::hasattr(obj, "rewrite"))
-        throw py::type_error("rewriter must have a rewrite(requests) method, got " +
-                             type_name(obj));
-    auto held = keep(obj);
-    return callback_rewriter([held](std::span<const rewrite_request> requests) {
-        py::gil_scoped_acquire gil;
-        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-        py::list batch;
-        for (const auto& r : requests) batch.append(py::cast(r));
-        const py::object answer = held->attr("rewrite")(batch);
-        if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
-            throw py::type_error("rewrite() must return a list of RewriteResult, got " +
-                                 type_name(answer));
-        std::vector<rewrite_result> out;
-        for (const auto& item : answer) {
-            if (!py::isinstance<rewrite_result>(item))
-                throw py::type_error("rewrite() returned a " + type_name(item) +
-                                     ", not a RewriteResult");
-            out.push_back(item.cast<rewrite_result>());
-        }
-        if (out.size() != requests.size())
-            throw error("rewrite() returned " + std::to_string(out.size()) + " results for " +
-                        std::to_string(requests.size()) + " requests");
-        return out;
-    });
-}
-
-callback_rewriter to_rewriter(const py::object& obj) {
-    if (auto r = native_rewriter<crush_rewriter>(obj)) return *r;
-    if (auto r = native_rewriter<decomposition_rewriter>(obj)) return *r;
-    if (auto r = native_rewriter<recorded_rewriter>(obj)) return *r;
-    return python_rewriter(obj);
-}
-
 /// Owns what a crush_retriever refers to, so Python can hold it alone.
 struct py_crush_retriever {
     py_crush_retriever(std::shared_ptr<const table_index> i, callback_embedder e,

@@ -1,6 +1,7 @@
 // The rewriting layer: LLM callbacks, the response cache, prompts, parsers, recorded answers and
 // query rewriters. Enumerations are strings; every rewriter has the one call shape
 // `rewrite(requests) -> results` and runs without the GIL (a Python LLM takes it once per batch).
+#include <tabret/rewriting/callback_rewriter.hpp>
 #include <tabret/rewriting/llm.hpp>
 #include <tabret/rewriting/llm_rewriters.hpp>
 #include <tabret/rewriting/offline.hpp>
@@ -636,6 +637,75 @@ llm_fn to_llm(const py::object& llm, const std::string& name) {
         throw py::type_error("llm must be a callable list[str] -> list[str], got " +
                              type_name(llm));
     return python_llm_fn(llm, name.empty() ? object_name(llm) : name);
+}
+
+namespace {
+
+/// A rewriter held by Python (holder type H), called without the GIL.
+template <class H, class Get>
+std::optional<callback_rewriter> native_rewriter(const py::object& r, Get get) {
+    if (!py::isinstance<H>(r)) return std::nullopt;
+    auto held = r.cast<std::shared_ptr<H>>();
+    return callback_rewriter(
+        [held, get](std::span<const rewrite_request> requests) {
+            return get(*held).rewrite(requests);
+        },
+        type_name(r));
+}
+
+/// A Python object with `rewrite(list[RewriteRequest]) -> list[RewriteResult]`, entered once
+/// per batch with the GIL.
+callback_rewriter python_rewriter(const py::object& r) {
+    if (!py::hasattr(r, "rewrite"))
+        throw py::type_error("rewriter must have rewrite(requests) -> list[RewriteResult], got " +
+                             type_name(r));
+    auto held = keep(r);
+    auto name = type_name(r);
+    return callback_rewriter(
+        [held, name](std::span<const rewrite_request> requests) {
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+            py::list batch(requests.size());
+            for (std::size_t i = 0; i < requests.size(); ++i) batch[i] = py::cast(requests[i]);
+            const py::object answer = held->attr("rewrite")(batch);
+            if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
+                throw py::type_error("rewriter '" + name +
+                                     "' must return a list of RewriteResult, got " +
+                                     type_name(answer));
+            std::vector<rewrite_result> out;
+            for (const auto& item : answer) {
+                if (!py::isinstance<rewrite_result>(item))
+                    throw py::type_error("rewriter '" + name + "' returned a " + type_name(item) +
+                                         ", not a RewriteResult");
+                out.push_back(item.cast<rewrite_result>());
+            }
+            return out;
+        },
+        name);
+}
+
+}  // namespace
+
+callback_rewriter to_rewriter(const py::object& r) {
+    if (auto c = native_rewriter<py_lexical_rewriter>(
+            r, [](const auto& h) -> const auto& { return h.rewriter; }))
+        return *c;
+    if (auto c = native_rewriter<py_coverage_rewriter>(
+            r, [](const auto& h) -> const auto& { return h.rewriter; }))
+        return *c;
+    if (auto c = native_rewriter<py_murre_rewriter>(
+            r, [](const auto& h) -> const auto& { return h.rewriter; }))
+        return *c;
+    if (auto c = native_rewriter<recorded_rewriter>(
+            r, [](const auto& h) -> const auto& { return h; }))
+        return *c;
+    if (auto c = native_rewriter<crush_rewriter>(
+            r, [](const auto& h) -> const auto& { return h; }))
+        return *c;
+    if (auto c = native_rewriter<decomposition_rewriter>(
+            r, [](const auto& h) -> const auto& { return h; }))
+        return *c;
+    return python_rewriter(r);
 }
 
 void register_rewriting(py::module_& m) {

@@ -35,6 +35,7 @@
 #include "tabret/retrieval/jar_exact.hpp"
 #include "tabret/retrieval/join_closure.hpp"
 #include "tabret/retrieval/join_problem.hpp"
+#include "tabret/retrieval/murre_retriever.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/retrieval/reverse_retriever.hpp"
 #include "tabret/rewriting/callback_rewriter.hpp"

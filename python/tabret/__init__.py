@@ -1,6 +1,7 @@
 """tabret: find the few tables (and columns) a text-to-SQL question needs in a large catalog."""
 
 from tabret._core import (
+    CachedEmbedder,
     Column,
     Database,
     EmbeddingError,
@@ -35,11 +36,13 @@ from tabret.join import (
     JoinGraph,
     jar_column_stats,
 )
+from tabret.murre import MurreRetriever
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
 __all__ = [
     "AdaptiveRetriever",
+    "CachedEmbedder",
     "CallableScorer",
     "Catalog",
     "Column",
@@ -61,6 +64,7 @@ __all__ = [
     "LLMParseError",
     "LexicalRetriever",
     "MissingRecordingError",
+    "MurreRetriever",
     "OpenAICompatibleEmbedder",
     "ParseError",
     "Question",

@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from tabret import _murre_cli
 from tabret._core import Error
 from tabret.benchmarks import BENCHMARKS
 from tabret.catalog import Catalog
@@ -321,6 +322,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     from tabret.benchmarks import load_benchmark
     from tabret.eval import evaluate, format_cut_table, format_table
     from tabret.index import TableIndex
+    from tabret.murre import MurreRetriever
 
     column_level = args.level == "column"
     if column_level and not set(args.method) <= {"single-hop", "crush", *_JOIN_METHODS}:
@@ -331,6 +333,8 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     command = "tabret " + " ".join(args.argv)
     print(f"$ {command}\n", flush=True)
     bench = load_benchmark(args.benchmark, Path(args.data_dir) if args.data_dir else None)
+    if args.recorded_only:
+        bench = _murre_cli.recorded_only(bench, args.data_dir)
     if column_level and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     embedder = _embedder_arg(args.embedder)
@@ -338,8 +342,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         from tabret.embedding_cache import DiskCachedEmbedder
 
         embedder = DiskCachedEmbedder(embedder, args.embedding_cache)  # type: ignore[arg-type]
-    # Runs per k, per method, adaptive windows and calibration embed the same texts again.
-    if args.cache_embeddings or "adaptive" in args.method:
+    # Runs per k, per method, MURRE hops, adaptive windows and calibration embed the same
+    # texts again.
+    if args.cache_embeddings or {"adaptive", *_murre_cli.METHODS} & set(args.method):
         from tabret.embedders import MemoEmbedder
 
         embedder = MemoEmbedder(embedder)  # type: ignore[arg-type]
@@ -365,10 +370,13 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             results.append(res)
         elif method == "adaptive":
             runs += [_adaptive(args, index, rule, other) for rule in args.threshold_rule]
+        elif method in _murre_cli.METHODS:
+            murre, label = _murre_cli.retriever(method, index, bench, args)
+            runs.append((label, murre))
         else:
             runs.append((method, _make_retriever(method, index, join, args)))
     for (label, base), with_closure in [(r, c) for r in runs for c in closure]:
-        retriever = base
+        retriever: _Retriever = base
         if with_closure:
             from tabret.join import JoinClosure
 
@@ -386,6 +394,9 @@ def _cmd_eval(args: argparse.Namespace) -> int:
         )
         res.command = command
         results.append(res)
+        if isinstance(base, MurreRetriever):
+            out = sys.stderr if args.json else sys.stdout
+            _murre_cli.report_cost(base, label, len(bench.questions), out)
     if args.json:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
@@ -516,14 +527,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--method",
         nargs="+",
         default=["single-hop"],
-        choices=["single-hop", "hybrid", "bm25", "reverse", "crush", "adaptive", *_JOIN_METHODS],
+        choices=[
+            "single-hop",
+            "hybrid",
+            "bm25",
+            "reverse",
+            "crush",
+            "adaptive",
+            *_JOIN_METHODS,
+            *_murre_cli.METHODS,
+        ],
         help="single-hop: dense cosine; hybrid: dense fused with BM25 (RRF); bm25: lexical only; "
         "reverse: Reverse Engineering (schema and generated-question similarity, dynamic alpha); "
         "crush: CRUSH4SQL with recorded LLM probes (k = column budget; --crush-* options); "
         "adaptive: ATR sliding-window re-ranking of --first-stage candidates with the "
         "similarity scorer, cut at its threshold (an adaptive number of tables); "
         "greedy-join: greedy join-aware re-ranking of the dense top candidates with JAR's "
-        "recorded decompositions; jar-exact: the JAR objective solved exactly (one run per k)",
+        "recorded decompositions; jar-exact: the JAR objective solved exactly (one run per k); "
+        + _murre_cli.METHODS_HELP,
     )
     p.add_argument(
         "--join-closure",
@@ -650,6 +671,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", metavar="FILE.json", help="write results with per-question ranks")
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _murre_cli.add_arguments(p)
     p.set_defaults(func=_cmd_eval)
     return parser
 

@@ -1,0 +1,121 @@
+// MURRE: multi-hop beam retrieval with removal, over any rewriter; and the embedding cache that
+// lets repeated evaluations (methods, ablations) embed each question and query once.
+#include <tabret/embedding/cached_embedder.hpp>
+#include <tabret/retrieval/murre_retriever.hpp>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <pybind11/eigen.h>
+#include <pybind11/stl.h>
+
+#include "callbacks.hpp"
+#include "choices.hpp"
+#include "register.hpp"
+
+namespace py = pybind11;
+
+namespace tabret::bindings {
+
+namespace {
+
+path_scoring to_scoring(const std::string& s) {
+    return choice<path_scoring>(
+        "scoring", s, {{"paper", path_scoring::paper}, {"reference", path_scoring::reference}});
+}
+
+/// Owns what a murre_retriever refers to, so Python can hold it alone.
+struct py_murre_retriever {
+    py_murre_retriever(std::shared_ptr<const table_index> i, callback_embedder e,
+                       callback_rewriter r, murre_options o)
+        : index(std::move(i)),
+          embedder(std::move(e)),
+          rewriter(std::move(r)),
+          retriever(*index, embedder, rewriter, o) {}
+    std::shared_ptr<const table_index> index;
+    callback_embedder embedder;
+    callback_rewriter rewriter;
+    murre_retriever<callback_embedder, callback_rewriter> retriever;
+};
+
+/// Owns the embedder a cached_embedder wraps.
+struct py_cached_embedder {
+    explicit py_cached_embedder(callback_embedder e)
+        : inner(std::make_unique<callback_embedder>(std::move(e))), cache(*inner) {}
+    std::unique_ptr<callback_embedder> inner;
+    cached_embedder<callback_embedder> cache;
+};
+
+void register_cached_embedder(py::module_& m) {
+    py::class_<py_cached_embedder, std::shared_ptr<py_cached_embedder>>(
+        m, "CachedEmbedder",
+        "Wraps an embedder: each distinct text is embedded once, misses go in one batch.")
+        .def(py::init([](const py::object& embed, const std::string& name) {
+                 return std::make_shared<py_cached_embedder>(to_embedder(embed, name));
+             }),
+             py::arg("embed"), py::arg("name"))
+        .def(
+            "embed",
+            [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
+                return c.cache.embed(texts);
+            },
+            py::arg("texts"), py::call_guard<py::gil_scoped_release>())
+        .def(
+            "__call__",
+            [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
+                return c.cache.embed(texts);
+            },
+            py::arg("texts"), py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly("name", [](const py_cached_embedder& c) { return c.inner->name(); })
+        .def_property_readonly("calls",
+                               [](const py_cached_embedder& c) { return c.cache.stats().calls; })
+        .def_property_readonly("embedded",
+                               [](const py_cached_embedder& c) { return c.cache.stats().embedded; })
+        .def_property_readonly("hits",
+                               [](const py_cached_embedder& c) { return c.cache.stats().hits; })
+        .def("__len__", [](const py_cached_embedder& c) { return c.cache.size(); });
+}
+
+}  // namespace
+
+void register_murre(py::module_& m) {
+    register_cached_embedder(m);
+    py::class_<py_murre_retriever, std::shared_ptr<py_murre_retriever>>(
+        m, "MurreRetriever", "MURRE: multi-hop beam retrieval with removal, over any rewriter.")
+        .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+                         const std::string& name, const py::object& rewriter, std::size_t beam,
+                         std::size_t hops, std::size_t per_beam, std::size_t rerank_top,
+                         bool per_line_max, bool any_beam_stop, bool early_stop, bool removal,
+                         const std::string& scoring) {
+                 murre_options o;
+                 o.beam = beam;
+                 o.hops = hops;
+                 o.per_beam = per_beam;
+                 o.rerank_top = rerank_top;
+                 o.per_line_max = per_line_max;
+                 o.any_beam_stop = any_beam_stop;
+                 o.early_stop = early_stop;
+                 o.removal = removal;
+                 o.scoring = to_scoring(scoring);
+                 return std::make_shared<py_murre_retriever>(
+                     std::move(index), to_embedder(embed, name), to_rewriter(rewriter), o);
+             }),
+             py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
+             py::arg("beam") = 5, py::arg("hops") = 3, py::arg("per_beam") = 0,
+             py::arg("rerank_top") = 0, py::arg("per_line_max") = false,
+             py::arg("any_beam_stop") = false, py::arg("early_stop") = true,
+             py::arg("removal") = true, py::arg("scoring") = "paper")
+        .def(
+            "retrieve",
+            [](const py_murre_retriever& r, const std::vector<std::string>& questions,
+               std::size_t k) {
+                return r.retriever.retrieve(questions, {k, 0});
+            },
+            py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly("rewriter_name",
+                               [](const py_murre_retriever& r) { return r.rewriter.name(); });
+}
+
+}  // namespace tabret::bindings
