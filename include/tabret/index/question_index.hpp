@@ -20,6 +20,7 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/table_index.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/json_reader.hpp"
@@ -37,15 +38,6 @@ concept QuestionGenerator = requires(const G& g, std::span<const table_id> table
 };
 
 inline constexpr int question_index_version = 1;
-
-namespace detail {
-
-/// Identifies a catalog: the checksum of the JSON a table_index saves it as.
-inline std::string catalog_fingerprint(const catalog& cat) {
-    return checksum_hex(catalog_to_json(cat).dump(1));
-}
-
-}  // namespace detail
 
 /**
  * @brief The generated question q_o of every table of one table_index and its embedding (same

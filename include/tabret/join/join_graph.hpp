@@ -21,6 +21,7 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/join/column_stats.hpp"
@@ -50,14 +51,6 @@ struct join_graph_options {
 inline constexpr int join_graph_version = 1;
 
 namespace detail {
-
-/// Identifies a catalog's shape: every table's qualified name and column count.
-inline std::string catalog_fingerprint(const catalog& cat) {
-    std::string s;
-    for (table_id t = 0; t < cat.tables().size(); ++t)
-        s += fmt::format("{}:{}\n", cat.qualified_name(t), cat.table(t).columns.size());
-    return checksum_hex(s);
-}
 
 inline std::uint64_t pair_key(table_id a, table_id b) noexcept {
     if (a > b) std::swap(a, b);
