@@ -6,7 +6,7 @@ JOBS ?= 2
 PY_SOURCES := python tests/python examples/python
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
-.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan
+.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan plot
 
 deps:
 	scripts/install-deps.sh
@@ -45,6 +45,18 @@ sanitize: test-deps
 
 tsan: deps
 	scripts/sanitize.sh thread
+
+# docs/recall.png: recall@k curves per method on both benchmarks, from `tabret eval --output`
+# (MiniLM; about 15 minutes on 2 cores). Needs `make install` or `make test` first.
+PLOT_METHODS := single-hop bm25 hybrid reverse greedy-join
+plot:
+	mkdir -p build/eval
+	for b in spider-union bird-union; do \
+	  HF_HUB_OFFLINE=1 $(PYTHON) -m tabret eval --benchmark $$b --method $(PLOT_METHODS) \
+	    --k 1 2 3 5 10 20 --quiet --output build/eval/$$b.json || exit 1; \
+	done
+	$(PYTHON) -m tabret plot build/eval/spider-union.json build/eval/bird-union.json \
+	  --output docs/recall.png
 
 lint:
 	$(PYTHON) -m ruff check $(PY_SOURCES)
