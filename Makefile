@@ -39,7 +39,7 @@ test-python:
 	$(PYTHON) -m pytest
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests; ThreadSanitizer
-# over the concurrent C++ tests. Not part of `make test` (see docs/reliability.md).
+# over the concurrent C++ tests. Not part of `make test` (not yet run in CI: issue 12).
 sanitize: test-deps
 	scripts/sanitize.sh address,undefined
 
