@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from tabret._core import Error, SchemaError
+from tabret._core import Catalog as CoreCatalog
+from tabret._core import ColumnStats, Error, SchemaError
 
 if TYPE_CHECKING:
     from tabret.catalog import Catalog
@@ -130,3 +131,70 @@ def _col(cat: Catalog, table: int, name: str) -> int:
     cid = cat.find_column(table, name)
     assert cid is not None, "validated before adding"
     return cid
+
+
+def collect_stats(
+    cat: CoreCatalog,
+    stats: ColumnStats,
+    bind: str | Any,
+    db_name: str,
+    *,
+    schema: str | None,
+    max_values: int,
+    sample_rows: int | None,
+) -> int:
+    """Fills ``stats`` (a ``ColumnStats``) for the tables of database ``db_name`` of ``cat`` from
+    the live database ``bind``: per table one ``COUNT(*)``/``COUNT(DISTINCT …)`` query over at
+    most ``sample_rows`` rows, and per column up to ``max_values`` distinct non-null values.
+    Returns the number of columns filled."""
+    if max_values < 0 or (sample_rows is not None and sample_rows <= 0):
+        raise ValueError(
+            f"need max_values >= 0 and sample_rows > 0, got {max_values} and {sample_rows}"
+        )
+    db = cat.find_database(db_name)
+    if db is None:
+        raise SchemaError(f"no database '{db_name}' in the catalog")
+    engine, owned = _engine(bind)
+    try:
+        where = engine.url.render_as_string(hide_password=True)
+        filled = 0
+        with engine.connect() as conn:
+            for t in cat.database(db).tables:
+                filled += _table_stats(conn, cat, stats, t, schema, max_values, sample_rows, where)
+        return filled
+    finally:
+        if owned:
+            engine.dispose()
+
+
+def _table_stats(
+    conn: Any,
+    cat: CoreCatalog,
+    stats: ColumnStats,
+    t: int,
+    schema: str | None,
+    max_values: int,
+    sample_rows: int | None,
+    where: str,
+) -> int:
+    import sqlalchemy as sa
+
+    name = cat.table(t).name
+    columns = cat.table(t).columns
+    table = sa.table(name, *[sa.column(cat.column(c).name) for c in columns], schema=schema)
+    rows = sa.select(table).limit(sample_rows).subquery() if sample_rows else table
+    counts = sa.select(
+        sa.func.count(), *[sa.func.count(sa.distinct(rows.c[i])) for i in range(len(columns))]
+    )
+    try:
+        total, *distinct = conn.execute(counts.select_from(rows)).one()
+        for i, c in enumerate(columns):
+            values: list[str] = []
+            if max_values:
+                col = rows.c[i]
+                query = sa.select(col).where(col.is_not(None)).distinct().limit(max_values)
+                values = [str(v) for (v,) in conn.execute(query)]
+            stats.set(c, distinct[i] / total if total else None, values)
+    except sa.exc.SQLAlchemyError as err:
+        raise Error(f"{where}: reading values of table '{name}' failed: {err}") from err
+    return len(columns)

@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
-from tabret import _murre_cli
+from tabret import _murre_cli, _query_cli
 from tabret._core import Error
 from tabret.benchmarks import BENCHMARKS
 from tabret.catalog import Catalog
@@ -65,6 +65,7 @@ def _cmd_catalog(args: argparse.Namespace) -> int:
 def _cmd_index(args: argparse.Namespace) -> int:
     from tabret.index import TableIndex
 
+    _query_cli.check_index_arguments(args)
     cat = _LOADERS[args.format](args.source)
     index = TableIndex.build(
         cat,
@@ -76,6 +77,7 @@ def _cmd_index(args: argparse.Namespace) -> int:
     )
     index.save(args.out)
     print(f"indexed {cat!r} with {index.embedder_name} ({args.kind}) into {args.out}")
+    _query_cli.save_extras(args, cat, index)
     return 0
 
 
@@ -91,25 +93,23 @@ def _questions(args: argparse.Namespace) -> list[str]:
 
 def _cmd_query(args: argparse.Namespace) -> int:
     from tabret._core import TableIndex as CoreIndex
-    from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+    from tabret.index import TableIndex
 
     questions = _questions(args)
     core = CoreIndex.load(args.index)
     embedder = _embedder_arg(args.embedder or _embedder_name(core.embedder_name))
     index = TableIndex(core, embedder)  # type: ignore[arg-type]
-    retriever = (
-        LexicalRetriever(index)
-        if args.method == "bm25"
-        else DenseRetriever(index, hybrid=args.method == "hybrid")
-    )
-    results = retriever.retrieve(questions, args.k)
+    results = _query_cli.make_retriever(args, index).retrieve(questions, args.k)
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
     for res in results:
         print(res.question)
-        for rank, t in enumerate(res.tables, 1):
-            print(f"  {rank:>3}. {t.score:7.3f}  {t.name}")
+        bridges = {s.table for s in res.trace if s.step == "bridge"}
+        for rank, t in enumerate(res.selected, 1):
+            print(
+                f"  {rank:>3}. {t.score:7.3f}  {t.name}{'  (bridge)' if t.name in bridges else ''}"
+            )
     return 0
 
 
@@ -456,6 +456,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _query_cli.add_index_arguments(p)
     p.set_defaults(func=_cmd_index)
     p = sub.add_parser(
         "query",
@@ -466,13 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("index", metavar="INDEX_DIR", help="a directory written by `tabret index`")
     p.add_argument("question", nargs="*", help="questions (or use --file)")
     p.add_argument("--file", metavar="FILE", help="more questions, one per line ('-': stdin)")
-    p.add_argument("--k", type=int, default=5, help="tables per question (default: 5)")
     p.add_argument(
-        "--method",
-        default="single-hop",
-        choices=["single-hop", "hybrid", "bm25"],
-        help="single-hop: dense cosine (default); hybrid: dense fused with BM25; bm25: lexical",
+        "--k",
+        type=int,
+        default=5,
+        help="tables per question (default: 5; adaptive prints its own cut instead)",
     )
+    _query_cli.add_query_arguments(p)
     p.add_argument(
         "--embedder",
         help="the embedder the index was built with (default: the name saved in the index)",

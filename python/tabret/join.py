@@ -8,6 +8,7 @@ the join-closure post-step.
   top-N dense candidates (Boutaleb et al., 2025).
 - :class:`JarExactRetriever`: the JAR objective (Chen et al., 2024) solved exactly.
 - :class:`JoinClosure`: wraps any retriever and adds the bridge tables on shortest FK paths.
+- :func:`column_stats_from_database`: uniqueness and sample values read from a live database.
 - :func:`jar_column_stats`: value statistics of the Spider/BIRD dev databases recorded by JAR.
 """
 
@@ -18,7 +19,7 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
@@ -33,6 +34,7 @@ __all__ = [
     "JarExactRetriever",
     "JoinClosure",
     "JoinGraph",
+    "column_stats_from_database",
     "jar_column_stats",
     "lenient_replay",
 ]
@@ -248,6 +250,38 @@ def jar_column_stats(
     for c in uniqueness.keys() | values.keys():
         stats.set(c, uniqueness.get(c), values.get(c, []))
     return stats
+
+
+def column_stats_from_database(
+    catalog: _core.Catalog,
+    bind: str | Any,
+    db_name: str,
+    *,
+    schema: str | None = None,
+    max_values: int = 100,
+    sample_rows: int | None = 100_000,
+    stats: _core.ColumnStats | None = None,
+) -> _core.ColumnStats:
+    """Uniqueness (distinct / rows) and up to ``max_values`` distinct values of every column of
+    database ``db_name`` of ``catalog``, read through SQLAlchemy from ``bind`` (a URL such as
+    ``sqlite:///shop.db`` or ``postgresql+psycopg://…``, or an ``Engine``; needs the
+    ``sqlalchemy`` extra). Counts look at the first ``sample_rows`` rows of each table (``None``:
+    all). Fills and returns ``stats`` (new when ``None``), so several databases can share one;
+    pass the result to :meth:`JoinGraph.build`. A failing query raises :class:`tabret.Error`
+    naming the table."""
+    from tabret._sqlalchemy import collect_stats
+
+    out = stats if stats is not None else _core.ColumnStats(catalog.num_columns)
+    collect_stats(
+        catalog,
+        out,
+        bind,
+        db_name,
+        schema=schema,
+        max_values=max_values,
+        sample_rows=sample_rows,
+    )
+    return out
 
 
 def _column(catalog: _core.Catalog, db: str, table: str, column: str) -> int | None:

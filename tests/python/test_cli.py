@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from tabret.cli import main
+from test_llms import Script, server  # noqa: F401  (the chat-completions server fixture)
 
 
 def test_catalog_json_output(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -113,3 +114,101 @@ def test_eval_output_then_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str
     capsys.readouterr()
     assert main(["plot", str(bad), "--output", str(png)]) == 1
     assert "is not an evaluation" in capsys.readouterr().err
+
+
+def test_query_every_method_from_a_saved_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tabret index --join-graph --questions` saves what each method needs; `tabret query
+    --method M` answers exactly as the Python API does on the same index."""
+    from tabret import HashingEmbedder, TableIndex, demo_catalog
+    from tabret.adaptive import AdaptiveRetriever, SimilarityScorer
+    from tabret.datasets import _demo_file
+    from tabret.index import DenseRetriever
+    from tabret.join import GreedyJoinRetriever, JoinClosure, JoinGraph
+    from tabret.llms import CallableLLM
+    from tabret.murre import MurreRetriever
+    from tabret.reverse import GeneratedQuestions, ReverseRetriever
+    from tabret.rewriting import LexicalRemovalRewriter
+
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    argv = ["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]
+    assert main([*argv, "--join-graph", "--questions"]) == 0
+    printed = capsys.readouterr().out
+    assert "join graph:" in printed
+    assert "generated questions: 69" in printed
+    index = TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False)
+    graph = JoinGraph.build(index)
+    no_llm = CallableLLM(lambda prompts: [""] * len(prompts), "no LLM")
+    expected = {
+        "reverse": ReverseRetriever(index, GeneratedQuestions.build(index)),
+        "murre": MurreRetriever(index, LexicalRemovalRewriter(index.catalog)),
+        "greedy-join": GreedyJoinRetriever(index, graph, no_llm),
+        "adaptive": AdaptiveRetriever(DenseRetriever(index), SimilarityScorer("zscore", 1.25)),
+    }
+    question = "Which students enrolled in each course, and who teaches it?"
+    for method, retriever in expected.items():
+        assert main(["query", str(out), question, "--method", method, "--json"]) == 0
+        got = json.loads(capsys.readouterr().out)[0]
+        want = retriever.retrieve(question, 5)
+        assert [t["name"] for t in got["tables"]] == want.table_names, method
+        assert got["cut"] == want.cut
+    assert main(["query", str(out), question, "--method", "adaptive"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    want = expected["adaptive"].retrieve(question, 5)
+    assert want.cut is not None
+    assert len(lines) == 1 + want.cut  # the cut, not --k
+    assert main(["query", str(out), question, "--closure", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]
+    want = JoinClosure(DenseRetriever(index)).retrieve(question, 5)
+    assert [t["name"] for t in got["tables"]] == want.table_names
+    assert [s["step"] for s in got["trace"]] == [s.step for s in want.trace]
+
+
+def test_query_method_needs_are_reported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    for method, needs in [
+        ("reverse", "tabret index --questions"),
+        ("greedy-join", "tabret index --join-graph"),
+        ("crush", "give --llm-url"),
+    ]:
+        assert main(["query", str(out), "q", "--method", method]) == 1
+        assert needs in capsys.readouterr().err
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--column-stats"]) == 1
+    assert "--column-stats only feeds --join-graph" in capsys.readouterr().err
+    assert not (out / "join_graph.tjg").exists()
+    argv = ["index", "json", source, str(tmp_path / "new"), "--join-graph", "--column-stats"]
+    assert main(argv) == 1
+    assert "needs a live database (sqlite or sqlalchemy), not json" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+
+def test_query_with_an_llm_endpoint(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    server: tuple[str, Script],  # noqa: F811  (the fixture imported above)
+) -> None:
+    """--llm-url: CRUSH's hallucination and greedy-join's decomposition come from the
+    endpoint, one request per distinct prompt."""
+    url, script = server
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    argv = ["index", "json", source, str(out), "--embedder", "hashing", "--quiet", "--join-graph"]
+    assert main(argv) == 0
+    capsys.readouterr()
+    question = "How many customers signed up in 2023?"
+    for method in ("crush", "greedy-join"):
+        assert main(["query", str(out), question, "--method", method, "--llm-url", url]) == 0
+        printed = capsys.readouterr()
+        assert printed.out.splitlines()[0] == question
+        assert 2 <= len(printed.out.splitlines()) <= 6
+        assert "without --llm-url" not in printed.err
+    prompts = script.prompts()
+    assert len(prompts) == 2
+    assert all(question in p for p in prompts)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from tabret import Catalog, SchemaError
+from tabret import Catalog, Error, SchemaError
+from tabret.join import column_stats_from_database
 
 sqlalchemy = pytest.importorskip("sqlalchemy")
 
@@ -49,6 +50,10 @@ CREATE TABLE assignment (
   PRIMARY KEY (emp_id, code, phase),
   FOREIGN KEY (code, phase) REFERENCES project (code, phase)
 );
+INSERT INTO department VALUES (1, 'Sales'), (2, 'Research'), (3, 'Legal');
+INSERT INTO employee (full_name, salary, hired, dept_id) VALUES
+  ('Ada', 5000, '2020-01-01', 2), ('Bo', 4000, '2021-02-01', 2), ('Cy', NULL, NULL, 1),
+  ('Di', 4000, '2022-03-01', NULL);
 CREATE SCHEMA audit;
 CREATE TABLE audit.log (id bigint PRIMARY KEY, emp_id integer REFERENCES public.employee (emp_id));
 """
@@ -156,3 +161,33 @@ def test_postgres_other_schema_and_errors(postgres_url: str) -> None:
     bad = postgres_url.rsplit("/", 1)[0] + "/no_such_db"
     with pytest.raises(Exception, match="no_such_db"):
         Catalog.from_sqlalchemy(bad)
+
+
+def test_postgres_column_stats(postgres_url: str) -> None:
+    cat = Catalog.from_sqlalchemy(postgres_url, "hr")
+    stats = column_stats_from_database(cat, postgres_url, "hr", max_values=2)
+
+    def col(table: str, name: str) -> int:
+        c = cat.find_column(cat.find_table("hr", table) or 0, name)
+        assert c is not None
+        return c
+
+    assert stats.known == 7  # department and employee; project and assignment are empty
+    assert stats.uniqueness(col("department", "dept_id")) == 1.0
+    names = stats.values(col("department", "name"))
+    assert len(names) == 2
+    assert set(names) < {"Sales", "Research", "Legal"}
+    # 4 rows, distinct non-null dept_id {1, 2}: 2 / 4; nulls are not values.
+    assert stats.uniqueness(col("employee", "dept_id")) == 0.5
+    assert sorted(stats.values(col("employee", "dept_id"))) == ["1", "2"]
+    assert len(stats.values(col("employee", "full_name"))) == 2  # max_values
+    # An empty table: uniqueness unknown, no values.
+    assert stats.uniqueness(col("assignment", "hours")) is None
+    assert stats.values(col("assignment", "hours")) == []
+    # Reading a table the server does not have names it.
+    other = Catalog.from_sqlalchemy(postgres_url, schema="audit")
+    with pytest.raises(Error, match="table 'log'"):
+        column_stats_from_database(other, postgres_url, "audit")
+    audit = column_stats_from_database(other, postgres_url, "audit", schema="audit")
+    assert len(audit) == 2
+    assert audit.known == 0

@@ -1,8 +1,9 @@
 #pragma once
 /// @file join/column_stats.hpp
 /// @brief Value statistics of columns (uniqueness, sample values): what join compatibility uses
-/// when a database's contents are known. Any source can fill them: a live SQLite file
-/// (collect_sqlite_stats), SQLAlchemy (Python), or recorded statistics (JAR's files).
+/// when a database's contents are known. Any source can fill them: a live database through
+/// SQLAlchemy (Python `tabret.join.column_stats_from_database`) or recorded statistics (JAR's
+/// files, `tabret.join.jar_column_stats`).
 
 #include <cstddef>
 #include <optional>

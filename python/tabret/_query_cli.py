@@ -1,0 +1,210 @@
+"""``tabret index`` extras (join graph, generated questions) and ``tabret query --method``: every
+method over a saved index, with an OpenAI-compatible LLM when ``--llm-url`` is given and the
+offline path otherwise."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tabret.catalog import Catalog
+    from tabret.index import TableIndex, _Retriever
+    from tabret.join import JoinGraph
+    from tabret.rewriting import LLMLike
+
+QUESTIONS_DIR = "questions"
+
+METHODS = (
+    "single-hop",
+    "hybrid",
+    "bm25",
+    "reverse",
+    "murre",
+    "crush",
+    "greedy-join",
+    "jar-exact",
+    "adaptive",
+)
+METHODS_HELP = (
+    "single-hop: dense cosine (default); hybrid: dense fused with BM25; bm25: lexical; "
+    "reverse: fused with the questions generated at index time (`tabret index --questions`); "
+    "murre: multi-hop beam search (removal by --llm-url, else offline lexical removal); "
+    "crush: collective selection from a hallucinated schema (needs --llm-url); "
+    "greedy-join / jar-exact: join-aware selection over the join graph (`tabret index "
+    "--join-graph`; sub-queries from --llm-url, else the question is its only sub-query); "
+    "adaptive: ATR over single-hop, cut where the window scores fall below the threshold"
+)
+
+
+def add_index_arguments(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("saved beside the index (for `tabret query --method …`)")
+    g.add_argument(
+        "--join-graph",
+        action="store_true",
+        help="also build and save the join graph (greedy-join, jar-exact, --closure)",
+    )
+    g.add_argument(
+        "--column-stats",
+        action="store_true",
+        help="with --join-graph and a sqlite or sqlalchemy SOURCE: read each column's "
+        "uniqueness and sample values from the database for join inference",
+    )
+    g.add_argument(
+        "--questions",
+        action="store_true",
+        help="also generate one template question per table and save them (reverse)",
+    )
+
+
+def check_index_arguments(args: argparse.Namespace) -> None:
+    """Rejects option combinations that cannot work, before anything is built."""
+    if args.column_stats and not args.join_graph:
+        raise ValueError("--column-stats only feeds --join-graph: add --join-graph")
+    if args.column_stats and args.format not in ("sqlite", "sqlalchemy"):
+        raise ValueError(
+            f"--column-stats needs a live database (sqlite or sqlalchemy), not {args.format}"
+        )
+
+
+def save_extras(args: argparse.Namespace, cat: Catalog, index: TableIndex) -> None:
+    """After ``index.save(args.out)``: the join graph and the generated questions it asked for."""
+    if args.join_graph:
+        from tabret.join import JoinGraph, column_stats_from_database
+
+        stats = None
+        if args.column_stats:
+            url = args.source if args.format == "sqlalchemy" else f"sqlite:///{args.source}"
+            stats = column_stats_from_database(cat, url, cat.databases[0].name)
+            print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
+        graph = JoinGraph.build(index, stats)
+        graph.save(args.out)
+        print(f"join graph: {len(graph):,} edges")
+    if args.questions:
+        from tabret.reverse import GeneratedQuestions
+
+        GeneratedQuestions.build(index).save(Path(args.out) / QUESTIONS_DIR)
+        print(f"generated questions: {cat.num_tables:,} (template)")
+
+
+def add_query_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--method", default="single-hop", choices=METHODS, help=METHODS_HELP)
+    p.add_argument(
+        "--closure",
+        action="store_true",
+        help="add the bridge tables on foreign-key paths between the tables found (needs the "
+        "join graph)",
+    )
+    g = p.add_argument_group("LLM (crush; optional for murre, greedy-join, jar-exact)")
+    g.add_argument("--llm-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    g.add_argument("--llm-model", default="gpt-4o-mini", help="model name (default: gpt-4o-mini)")
+    g = p.add_argument_group("adaptive")
+    g.add_argument(
+        "--threshold-rule",
+        default="zscore",
+        choices=["fixed", "relative", "zscore", "gap"],
+        help="how the cut threshold follows the question's cosines (default: zscore)",
+    )
+    g.add_argument(
+        "--threshold",
+        type=float,
+        default=1.25,
+        help="the rule's value (default: z = 1.25, fitted on SpiderUnion for 80%% complete "
+        "recall; see docs/results.md)",
+    )
+
+
+def _llm(args: argparse.Namespace) -> LLMLike | None:
+    if not args.llm_url:
+        return None
+    from tabret.llms import OpenAICompatibleLLM
+
+    key = os.environ.get("TABRET_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    return OpenAICompatibleLLM(args.llm_url, args.llm_model, key)
+
+
+def _no_llm_note(method: str, what: str) -> None:
+    print(f"note: {method} without --llm-url: {what}", file=sys.stderr)
+
+
+def make_retriever(args: argparse.Namespace, index: TableIndex) -> _Retriever:
+    """The retriever ``--method`` names over a loaded index (``--closure`` wraps it)."""
+    base = _method(args, index)
+    if not args.closure:
+        return base
+    from tabret.join import JoinClosure
+
+    return JoinClosure(base)
+
+
+def _method(args: argparse.Namespace, index: TableIndex) -> _Retriever:
+    from tabret.index import DenseRetriever, LexicalRetriever
+
+    method, llm = args.method, _llm(args)
+    if method == "bm25":
+        return LexicalRetriever(index)
+    if method in ("single-hop", "hybrid"):
+        return DenseRetriever(index, hybrid=method == "hybrid")
+    if method == "reverse":
+        return _reverse(args, index)
+    if method == "murre":
+        return _murre(index, llm)
+    if method == "crush":
+        from tabret.crush import CrushRetriever
+
+        if llm is None:
+            raise ValueError("crush hallucinates a schema with an LLM: give --llm-url")
+        return CrushRetriever(index, llm=llm)
+    if method in ("greedy-join", "jar-exact"):
+        return _join(args, index, llm)
+    from tabret.adaptive import AdaptiveRetriever, SimilarityScorer
+
+    scorer = SimilarityScorer(args.threshold_rule, args.threshold)
+    return AdaptiveRetriever(DenseRetriever(index), scorer)
+
+
+def _reverse(args: argparse.Namespace, index: TableIndex) -> _Retriever:
+    from tabret.reverse import GeneratedQuestions, ReverseRetriever
+
+    path = Path(args.index) / QUESTIONS_DIR
+    if not path.exists():
+        raise ValueError(
+            f"{args.index} has no generated questions: build it with `tabret index --questions`"
+        )
+    return ReverseRetriever(index, GeneratedQuestions.load(path, index))
+
+
+def _murre(index: TableIndex, llm: LLMLike | None) -> _Retriever:
+    from tabret.murre import MurreRetriever
+    from tabret.rewriting import LexicalRemovalRewriter, MurreRewriter
+
+    if llm is None:
+        _no_llm_note("murre", "offline lexical removal rewrites each hop's question")
+        return MurreRetriever(index, LexicalRemovalRewriter(index.catalog))
+    return MurreRetriever(index, MurreRewriter(index.catalog, llm))
+
+
+def _graph(args: argparse.Namespace, index: TableIndex) -> JoinGraph:
+    from tabret.join import GRAPH_FILE, JoinGraph
+
+    if not (Path(args.index) / GRAPH_FILE).exists():
+        raise ValueError(
+            f"{args.index} has no join graph: build it with `tabret index --join-graph`"
+        )
+    return JoinGraph.load(args.index, index)
+
+
+def _join(args: argparse.Namespace, index: TableIndex, llm: LLMLike | None) -> _Retriever:
+    from tabret.join import GreedyJoinRetriever, JarExactRetriever
+    from tabret.llms import CallableLLM
+
+    graph = _graph(args, index)
+    if llm is None:
+        _no_llm_note(args.method, "each question is its own only sub-query")
+        llm = CallableLLM(lambda prompts: [""] * len(prompts), "no LLM")
+    if args.method == "greedy-join":
+        return GreedyJoinRetriever(index, graph, llm)
+    return JarExactRetriever(index, graph, llm)
