@@ -33,6 +33,7 @@
 #include "tabret/retrieval/dense_retriever.hpp"
 #include "tabret/retrieval/greedy_join_retriever.hpp"
 #include "tabret/retrieval/jar_exact.hpp"
+#include "tabret/retrieval/join_aware_retriever.hpp"
 #include "tabret/retrieval/join_closure.hpp"
 #include "tabret/retrieval/join_problem.hpp"
 #include "tabret/retrieval/murre_retriever.hpp"

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from tabret import _murre_cli, _query_cli
 from tabret._core import Error
@@ -17,6 +17,7 @@ from tabret.benchmarks import BENCHMARKS
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
+    from tabret import CachedEmbedder
     from tabret.adaptive import AdaptiveRetriever, ThresholdRule
     from tabret.benchmarks import Benchmark
     from tabret.eval import RetrieveFn
@@ -174,6 +175,14 @@ def _embedder_arg(name: str) -> object:
     if name == "hashing":
         return HashingEmbedder()
     return SentenceTransformerEmbedder(name)
+
+
+def _memo(embedder: Any) -> CachedEmbedder:
+    """``embedder`` behind an in-memory text -> vector cache, under the same name."""
+    from tabret import CachedEmbedder, HashingEmbedder
+
+    inner = embedder if isinstance(embedder, HashingEmbedder) else embedder.embed
+    return CachedEmbedder(inner, embedder.name)
 
 
 def _with_columns(retriever: _Retriever) -> RetrieveFn:
@@ -345,9 +354,7 @@ def _cmd_eval(args: argparse.Namespace) -> int:
     # Runs per k, per method, MURRE hops, adaptive windows and calibration embed the same
     # texts again.
     if args.cache_embeddings or {"adaptive", *_murre_cli.METHODS} & set(args.method):
-        from tabret.embedders import MemoEmbedder
-
-        embedder = MemoEmbedder(embedder)  # type: ignore[arg-type]
+        embedder = _memo(embedder)
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from tabret import _core
 from tabret.benchmarks import Benchmark
 from tabret.eval import EvalResult, RetrieveFn, evaluate
-from tabret.index import TableIndex, _Retriever
+from tabret.index import TableIndex, _NativeRetriever
 from tabret.results import Retrieval, ScoredTable
 from tabret.rewriting import CrushRewriter, LLMLike, PromptSet, QueryRewriter
 
@@ -38,7 +38,7 @@ CrushCandidates = Literal["union", "global"]
 CrushObjective = Literal["paper", "round_robin"]
 
 
-class CrushRetriever(_Retriever):
+class CrushRetriever(_NativeRetriever):
     """CRUSH4SQL over a :class:`TableIndex` built with column vectors.
 
     ``rewriter`` gives the probes: a :class:`~tabret.rewriting.CrushRewriter` (hallucinated
@@ -95,9 +95,6 @@ class CrushRetriever(_Retriever):
             lam=lam,
             gamma=gamma,
         )
-
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        return self._core.retrieve(batch, k, k_columns)
 
 
 def at_budget(result: Retrieval, budget: int, catalog: _core.Catalog) -> Retrieval:

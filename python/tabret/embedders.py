@@ -23,7 +23,6 @@ __all__ = [
     "CallableEmbedder",
     "Embedder",
     "HashingEmbedder",
-    "MemoEmbedder",
     "OpenAICompatibleEmbedder",
     "SentenceTransformerEmbedder",
     "default_embedder",
@@ -179,28 +178,6 @@ class OpenAICompatibleEmbedder:
                 f"({type(err).__name__}: {err}): {excerpt(payload)}"
             ) from None
         return rows
-
-
-class MemoEmbedder:
-    """Wraps an embedder with an unbounded text -> vector memo, under the same name: repeated
-    evaluation runs (calibration grids) embed each question once. For evaluation, not serving."""
-
-    def __init__(self, inner: Embedder | HashingEmbedder) -> None:
-        self._inner = inner
-        self._rows: dict[str, FloatArray] = {}
-
-    @property
-    def name(self) -> str:
-        return str(self._inner.name)
-
-    def embed(self, texts: list[str]) -> FloatArray:
-        missing = list(dict.fromkeys(t for t in texts if t not in self._rows))
-        if missing:
-            for text, row in zip(missing, embed_texts(self._inner, missing), strict=True):
-                self._rows[text] = row
-        if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.stack([self._rows[t] for t in texts])
 
 
 def _model_path(model: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, overload
+from typing import Any, Literal, Protocol, overload
 
 from tabret import _core
 from tabret.catalog import Catalog
@@ -138,7 +138,23 @@ class _Retriever:
         return out[0] if isinstance(questions, str) else out
 
 
-class DenseRetriever(_Retriever):
+_RawResults = list[_core.Retrieval]  # (an alias: ``_core`` is also an attribute name below)
+
+
+class _NativeRetrieve(Protocol):
+    def retrieve(self, questions: list[str], k: int, k_columns: int, /) -> _RawResults: ...
+
+
+class _NativeRetriever(_Retriever):
+    """A retriever whose whole work is one native ``retrieve`` call."""
+
+    _core: _NativeRetrieve
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> _RawResults:
+        return self._core.retrieve(batch, k, k_columns)
+
+
+class DenseRetriever(_NativeRetriever):
     """Single-hop dense retrieval (optionally fused with BM25): tables ranked by cosine with
     the question. A batch of questions costs one embedder call."""
 
@@ -159,9 +175,6 @@ class DenseRetriever(_Retriever):
             fusion=fusion,
             alpha=alpha,
         )
-
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        return self._core.retrieve(batch, k, k_columns)
 
 
 class LexicalRetriever(_Retriever):

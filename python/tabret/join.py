@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
-from tabret.index import TableIndex, _Retriever
+from tabret.index import TableIndex, _NativeRetriever, _Retriever
 from tabret.llms import CallableLLM, ReplaySource
 from tabret.rewriting import DecompositionRewriter, LLMLike
 
@@ -130,7 +130,7 @@ def _rewriter(
     return DecompositionRewriter(decompositions)
 
 
-class GreedyJoinRetriever(_Retriever):
+class GreedyJoinRetriever(_NativeRetriever):
     """Greedy join-aware retrieval over the top ``candidates`` dense tables: seed by coarse +
     fine relevance, then add the table with the best coarse + new sub-query coverage + join gain.
     ``decompositions``: an LLM (e.g. ``ReplayLLM.jar("spider")``) or a decomposition rewriter.
@@ -161,11 +161,8 @@ class GreedyJoinRetriever(_Retriever):
             w[2],
         )
 
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        return self._core.retrieve(batch, k, k_columns)
 
-
-class JarExactRetriever(_Retriever):
+class JarExactRetriever(_NativeRetriever):
     """The JAR objective over the top ``candidates`` dense tables, solved exactly per question
     (branch-and-bound over connected table subsets with a maximum spanning join tree). The
     optimum for k is not a prefix of the optimum for k + 1: evaluate each k on its own run
@@ -196,9 +193,6 @@ class JarExactRetriever(_Retriever):
             w,
             connectivity,
         )
-
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        return self._core.retrieve(batch, k, k_columns)
 
 
 class JoinClosure(_Retriever):

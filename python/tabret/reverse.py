@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from tabret import _core
-from tabret.index import TableIndex, _Retriever
+from tabret.index import TableIndex, _NativeRetriever
 from tabret.llms import CachedLLM, ResponseCache, _name_of
 from tabret.rewriting import LLMLike, LLMQuestionGenerator, PromptSet, TemplateQuestionGenerator
 
@@ -122,7 +122,7 @@ class GeneratedQuestions:
         return f"GeneratedQuestions({len(self)} tables, generator={self.generator!r})"
 
 
-class ReverseRetriever(_Retriever):
+class ReverseRetriever(_NativeRetriever):
     """Reverse Engineering retrieval: tables ranked by the fused score R (see the module),
     or, with a ``reranker``, the top ``max(k, candidates)`` by R re-scored by it in one call per
     batch. A batch of questions costs one embedder call; no LLM is called at query time.
@@ -151,6 +151,3 @@ class ReverseRetriever(_Retriever):
             reranker=reranker,
             candidates=candidates,
         )
-
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        return self._core.retrieve(batch, k, k_columns)

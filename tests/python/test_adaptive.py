@@ -17,7 +17,7 @@ from tabret.adaptive import (
 )
 from tabret.benchmarks import load_benchmark
 from tabret.cli import main
-from tabret.embedders import HashingEmbedder, MemoEmbedder
+from tabret.embedders import HashingEmbedder
 from tabret.eval import evaluate, format_cut_table
 from tabret.index import DenseRetriever, TableIndex
 
@@ -194,24 +194,6 @@ def test_fit_threshold_picks_the_cheapest_value_reaching_the_target() -> None:
     assert impossible.metrics.complete_recall == best
     with pytest.raises(ValueError, match="no value to fit"):
         fit_threshold(dense, bench, "gap")
-
-
-def test_memo_embedder_embeds_each_text_once() -> None:
-    seen: list[str] = []
-
-    class Counting:
-        name = "counting"
-
-        def embed(self, texts: list[str]) -> Any:
-            seen.extend(texts)
-            return HASHING.embed(texts)
-
-    memo = MemoEmbedder(Counting())
-    a = memo.embed(["x", "y", "x"])
-    b = memo.embed(["y", "z"])
-    assert seen == ["x", "y", "z"]
-    assert np.array_equal(a[1], b[0])
-    assert memo.name == "counting"
 
 
 def test_cli_adaptive_on_demo(capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,8 +4,7 @@
 /// relevance, sub-query coverage and join compatibility, over the top-N first-stage candidates.
 
 #include <cstddef>
-#include <span>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include <xtensor/xview.hpp>
@@ -13,6 +12,7 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
+#include "tabret/retrieval/join_aware_retriever.hpp"
 #include "tabret/retrieval/join_problem.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/rewriting/rewriter.hpp"
@@ -78,53 +78,28 @@ struct greedy_join_options {
     greedy_weights weights{};
 };
 
+/** @brief greedy_select as a join_aware_retriever selector. */
+struct greedy_selector {
+    static constexpr std::string_view step = "greedy-join";
+    greedy_weights weights;
+    join_selection operator()(const join_problem& p, std::size_t k) const {
+        return greedy_select(p, k, weights);
+    }
+};
+
 /**
- * @brief Greedy join-aware retrieval: dense top-N candidates, a decomposition rewriter's
- * sub-queries, the join graph's ω. A batch costs one rewriter call and one embedder call.
- * Holds the index, graph, embedder and rewriter by reference (all must outlive it).
- * `retrieve` is const and thread-safe when the callbacks are. Trace step: "greedy-join".
+ * @brief Greedy join-aware retrieval (see join_aware_retriever for the inputs, costs and
+ * lifetimes). Trace step: "greedy-join".
  */
 template <Embedder E, QueryRewriter Rw>
-class greedy_join_retriever {
+class greedy_join_retriever : public join_aware_retriever<E, Rw, greedy_selector> {
   public:
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     greedy_join_retriever(const table_index& index, const join_graph& graph, const E& embedder,
                           const Rw& rewriter, greedy_join_options options = {})
-        : index_(index),
-          graph_(graph),
-          embedder_(embedder),
-          rewriter_(rewriter),
-          options_(options) {
-        check_join_graph(index, graph);
-        if (options_.candidates == 0) throw error("candidates must be positive");
-    }
-
-    /** @throws error for k == 0; whatever the callbacks throw. */
-    [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
-                                                  const retrieve_options& o) const {
-        if (o.k == 0) throw error("k must be positive");
-        const auto problems = build_join_problems(index_, graph_, embedder_, rewriter_, questions,
-                                                  std::max(o.k, options_.candidates));
-        std::vector<retrieval> out;
-        out.reserve(problems.size());
-        for (const auto& p : problems)
-            out.push_back(to_retrieval(p, greedy_select(p, o.k, options_.weights), "greedy-join",
-                                       o.k_columns));
-        return out;
-    }
-
-    /** @brief The selection problems of a batch (for inspection and tests). */
-    [[nodiscard]] std::vector<join_problem> problems(std::span<const std::string> questions,
-                                                     std::size_t n) const {
-        return build_join_problems(index_, graph_, embedder_, rewriter_, questions, n);
-    }
-
-  private:
-    const table_index& index_;
-    const join_graph& graph_;
-    const E& embedder_;
-    const Rw& rewriter_;
-    greedy_join_options options_;
+        : join_aware_retriever<E, Rw, greedy_selector>(index, graph, embedder, rewriter,
+                                                       options.candidates,
+                                                       greedy_selector{options.weights}) {}
 };
 
 }  // namespace tabret

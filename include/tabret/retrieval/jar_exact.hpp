@@ -36,12 +36,13 @@
 #include <limits>
 #include <numeric>
 #include <span>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
+#include "tabret/retrieval/join_aware_retriever.hpp"
 #include "tabret/retrieval/join_problem.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/rewriting/rewriter.hpp"
@@ -352,48 +353,30 @@ struct jar_exact_options {
     connectivity connected = connectivity::soft;
 };
 
+/** @brief jar_exact_select as a join_aware_retriever selector. */
+struct jar_exact_selector {
+    static constexpr std::string_view step = "jar-exact";
+    jar_weights weights;
+    connectivity connected;
+    join_selection operator()(const join_problem& p, std::size_t k) const {
+        return jar_exact_select(p, k, weights, connected);
+    }
+};
+
 /**
- * @brief The exact JAR-objective retriever: the same inputs as greedy_join_retriever (dense
- * top-N, decomposition sub-queries, join graph), the optimum of the JAR objective for each k.
- * Holds the index, graph, embedder and rewriter by reference (all must outlive it). `retrieve`
- * is const and thread-safe when the callbacks are. Trace step: "jar-exact".
+ * @brief The exact JAR-objective retriever: the same inputs as greedy_join_retriever (see
+ * join_aware_retriever for them, the costs and lifetimes), the optimum of the JAR objective for
+ * each k. Trace step: "jar-exact".
  */
 template <Embedder E, QueryRewriter Rw>
-class jar_exact_retriever {
+class jar_exact_retriever : public join_aware_retriever<E, Rw, jar_exact_selector> {
   public:
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     jar_exact_retriever(const table_index& index, const join_graph& graph, const E& embedder,
                         const Rw& rewriter, jar_exact_options options = {})
-        : index_(index),
-          graph_(graph),
-          embedder_(embedder),
-          rewriter_(rewriter),
-          options_(options) {
-        check_join_graph(index, graph);
-        if (options_.candidates == 0) throw error("candidates must be positive");
-    }
-
-    /** @throws error for k == 0; whatever the callbacks throw. */
-    [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
-                                                  const retrieve_options& o) const {
-        if (o.k == 0) throw error("k must be positive");
-        const auto problems = build_join_problems(index_, graph_, embedder_, rewriter_, questions,
-                                                  std::max(o.k, options_.candidates));
-        std::vector<retrieval> out;
-        out.reserve(problems.size());
-        for (const auto& p : problems)
-            out.push_back(
-                to_retrieval(p, jar_exact_select(p, o.k, options_.weights, options_.connected),
-                             "jar-exact", o.k_columns));
-        return out;
-    }
-
-  private:
-    const table_index& index_;
-    const join_graph& graph_;
-    const E& embedder_;
-    const Rw& rewriter_;
-    jar_exact_options options_;
+        : join_aware_retriever<E, Rw, jar_exact_selector>(
+              index, graph, embedder, rewriter, options.candidates,
+              jar_exact_selector{options.weights, options.connected}) {}
 };
 
 }  // namespace tabret
