@@ -554,7 +554,8 @@ def build_parser() -> argparse.ArgumentParser:
         "recorded decompositions; jar-exact: the JAR objective solved exactly (one run per k); "
         + _murre_cli.METHODS_HELP,
     )
-    p.add_argument(
+    j = p.add_argument_group("join-aware (greedy-join, jar-exact, --join-closure)")
+    j.add_argument(
         "--join-closure",
         nargs="?",
         const="on",
@@ -563,41 +564,41 @@ def build_parser() -> argparse.ArgumentParser:
         help="add bridge tables on shortest FK paths after each method (bare flag: on; both: "
         "each method with and without); implies --per-k",
     )
-    p.add_argument(
+    j.add_argument(
         "--closure-budget", type=int, default=2, help="bridge tables per question (default: 2)"
     )
-    p.add_argument(
+    j.add_argument(
         "--closure-mode",
         default="append",
         choices=["append", "within_k"],
         help="append: bridges after the k tables (up to k + budget returned); within_k: keep k",
     )
-    p.add_argument(
+    j.add_argument(
         "--join-candidates",
         type=int,
         default=20,
         help="first-stage tables re-ranked by greedy-join / jar-exact (default: 20)",
     )
-    p.add_argument(
+    j.add_argument(
         "--greedy-weights",
         default="paper",
         choices=["paper", "reference"],
         help="greedy λ_coarse: paper 4 (default) or the reference code's 3",
     )
-    p.add_argument(
+    j.add_argument(
         "--jar-weights",
         default="auto",
         choices=["auto", "spider", "bird"],
         help="JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
     )
-    p.add_argument(
+    j.add_argument(
         "--jar-connectivity",
         default="soft",
         choices=["soft", "strict"],
         help="jar-exact: soft (zero-weight edges may complete the join tree; default) or "
         "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
     )
-    p.add_argument(
+    j.add_argument(
         "--no-value-stats",
         action="store_true",
         help="build the join graph without JAR's recorded uniqueness and sample values",
@@ -613,7 +614,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
     )
-    p.add_argument(
+    r = p.add_argument_group("reverse")
+    r.add_argument(
         "--questions",
         default="template",
         metavar="template|DIR",
