@@ -9,10 +9,13 @@ san=${1:-address,undefined}
 py=${PYTHON:-python3}
 jobs=${JOBS:-2}
 build=build/sanitize-${san//,/-}
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTABRET_WERROR=ON \
   -DTABRET_SANITIZE="$san" -DTABRET_BUILD_PYTHON=ON -DTABRET_BUILD_EXAMPLES=OFF \
-  -DTABRET_BUILD_TOOLS=OFF -DTABRET_INSTALL=OFF -Dpybind11_DIR="$($py -m pybind11 --cmakedir)"
+  -DTABRET_BUILD_TOOLS=OFF -DTABRET_INSTALL=OFF -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" \
+  "${launcher[@]}"
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
