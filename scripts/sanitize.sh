@@ -21,8 +21,8 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 
 if [ "$san" = thread ]; then
-  cmake --build "$build" -j "$jobs" --target tabret_tests
-  "$build/tests/tabret_tests" "[concurrency]"
+  cmake --build "$build" -j "$jobs" --target tabret_concurrency_tests
+  "$build/tests/tabret_concurrency_tests" "[concurrency]"
   exit 0
 fi
 
