@@ -94,7 +94,7 @@ def _read_questions(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]
 
 
 def _check_database(cat: Catalog, path: Path, i: int, db: str) -> int:
-    """The id of question ``i``'s database; :class:`tabret.SchemaError` when the catalog lacks it."""
+    """The id of question ``i``'s database; :class:`tabret.SchemaError` if the catalog lacks it."""
     found = cat.find_database(db)
     if found is None:
         raise _core.SchemaError(f"{path}: question {i}: unknown database '{db}'")
@@ -137,7 +137,9 @@ def _murre(name: str, tables: str, questions: str, source: str, root: Path | Non
     qs = []
     for i, q in enumerate(raw):
         _check_database(cat, path, i, q["db_id"])
-        gold = _gold_from_rel_schema(by_nl, q["db_id"], q["rel_schema"], f"{path} question {q['id']}")
+        gold = _gold_from_rel_schema(
+            by_nl, q["db_id"], q["rel_schema"], f"{path} question {q['id']}"
+        )
         qs.append(BenchmarkQuestion(str(q["id"]), q["db_id"], q["utterance"], gold))
     return Benchmark(name, cat, qs, source)
 
@@ -393,7 +395,9 @@ def bird_dev(root: Path | None = None) -> Benchmark:
     for i, e in enumerate(raw):
         _check_database(cat, path, i, e["db_id"])
         tables = _sql_text_tables(cat, e["db_id"], e["sql"])
-        questions.append(BenchmarkQuestion(str(e["question_id"]), e["db_id"], e["question"], tables))
+        questions.append(
+            BenchmarkQuestion(str(e["question_id"]), e["db_id"], e["question"], tables)
+        )
     source = (
         "BIRD dev, newest revision (jar/data/bird/dev.json); corpus bird/dev_tables.json; gold "
         "tables = FROM/JOIN names of the gold SQL"
