@@ -80,7 +80,7 @@ def _read_questions(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]
         raw = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         exc = _core.ParseError(f"{path}:{err.lineno}: invalid JSON: {err.msg}")
-        exc.source, exc.line = str(path), err.lineno  # type: ignore[attr-defined]
+        exc.source, exc.line = str(path), err.lineno
         raise exc from None
     if not isinstance(raw, list):
         raise _core.SchemaError(f"{path}: expected a JSON list of questions")

@@ -816,7 +816,7 @@ def test_malformed_input(case: Case, tmp_path: Path) -> None:
     if case.line is not None:
         assert info.value.line == case.line  # type: ignore[attr-defined]
     if isinstance(info.value, tabret.ParseError):  # .source is the file
-        assert tmp_path in Path(info.value.source).parents  # type: ignore[attr-defined]
+        assert tmp_path in Path(info.value.source).parents
 
 
 @pytest.mark.parametrize("case", SAVED_CASES, ids=lambda c: c.id)
