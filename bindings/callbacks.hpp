@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <pybind11/numpy.h>
@@ -27,6 +28,13 @@ inline std::shared_ptr<pybind11::object> keep(pybind11::object obj) {
             }};
 }
 
+/// A str from bytes that may not be valid UTF-8: bad bytes become U+FFFD.
+inline pybind11::str lenient_str(std::string_view s) {
+    auto* obj = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+    if (obj == nullptr) throw pybind11::error_already_set();
+    return pybind11::reinterpret_steal<pybind11::str>(obj);
+}
+
 /// Converts a Python answer to an n×d float32 matrix; TypeError for anything not 2-D numeric.
 inline matrix to_matrix(const pybind11::handle& result, const std::string& who) {
     namespace py = pybind11;
@@ -39,21 +47,23 @@ inline matrix to_matrix(const pybind11::handle& result, const std::string& who) 
     if (!arr || arr.ndim() != 2)
         throw py::type_error(who + " must return a 2-D array of floats (texts × dim), got " +
                              py::repr(py::type::of(result)).cast<std::string>() +
-                             (arr ? " with " + std::to_string(arr.ndim()) + " dimensions" : ""));
+                             (arr ? " with " + std::to_string(arr.ndim()) + " dimensions"
+                                  : " that does not convert to floats"));
     matrix m(arr.shape(0), arr.shape(1));
     if (m.size() > 0)
         std::memcpy(m.data(), arr.data(), sizeof(float) * static_cast<std::size_t>(m.size()));
     return m;
 }
 
-/// A Python callable `list[str] -> array` as an embed_fn.
-inline embed_fn python_embed_fn(pybind11::object fn) {
+/// A Python callable `list[str] -> array` as an embed_fn; @p name labels its errors.
+inline embed_fn python_embed_fn(pybind11::object fn, const std::string& name) {
     auto held = keep(std::move(fn));
-    return [held](std::span<const std::string> texts) {
+    return [held, who = "embedder '" + name + "'"](std::span<const std::string> texts) {
         pybind11::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
         pybind11::list batch(texts.size());
-        for (std::size_t i = 0; i < texts.size(); ++i) batch[i] = pybind11::str(texts[i]);
-        return to_matrix((*held)(batch), "the embedder");
+        for (std::size_t i = 0; i < texts.size(); ++i) batch[i] = lenient_str(texts[i]);
+        return to_matrix((*held)(batch), who);
     };
 }
 
@@ -110,12 +120,7 @@ inline llm_fn python_llm_fn(pybind11::object fn, std::string name) {
         py::gil_scoped_acquire gil;
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         py::list batch(prompts.size());
-        for (std::size_t i = 0; i < prompts.size(); ++i) {
-            auto* s = PyUnicode_DecodeUTF8(prompts[i].data(),
-                                           static_cast<Py_ssize_t>(prompts[i].size()), "replace");
-            if (s == nullptr) throw py::error_already_set();
-            batch[i] = py::reinterpret_steal<py::str>(s);
-        }
+        for (std::size_t i = 0; i < prompts.size(); ++i) batch[i] = lenient_str(prompts[i]);
         return to_completions((*held)(batch), prompts.size(), name);
     };
 }

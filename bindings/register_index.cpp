@@ -33,7 +33,7 @@ callback_embedder to_embedder(const py::object& embed, const std::string& name) 
     }
     if (!PyCallable_Check(embed.ptr()))
         throw py::type_error("embedder must be a HashingEmbedder or a callable list[str] -> array");
-    return {python_embed_fn(embed), name};
+    return {python_embed_fn(embed, name), name};
 }
 
 void register_index(py::module_& m) {

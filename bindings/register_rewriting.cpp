@@ -54,12 +54,6 @@ std::string object_name(const py::object& obj) {
     return py::type::of(obj).attr("__qualname__").cast<std::string>();
 }
 
-py::str lenient_str(std::string_view s) {
-    auto* obj = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
-    if (obj == nullptr) throw py::error_already_set();
-    return py::reinterpret_steal<py::str>(obj);
-}
-
 schema_fallback to_fallback(const std::string& s) {
     return choice<schema_fallback>(
         "fallback", s,

@@ -69,6 +69,38 @@ class Benchmark:
         return sum(1 for q in self.questions if q.gold_columns)
 
 
+def _read_questions(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]:
+    """A benchmark's question file: a JSON list of objects that all have ``fields``.
+
+    Raises :class:`tabret.FileError` for a missing file, :class:`tabret.ParseError` with the
+    line for invalid JSON and :class:`tabret.SchemaError` naming the entry and the field."""
+    if not path.is_file():
+        raise _core.FileError(f"{path}: no such file")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        exc = _core.ParseError(f"{path}:{err.lineno}: invalid JSON: {err.msg}")
+        exc.source, exc.line = str(path), err.lineno
+        raise exc from None
+    if not isinstance(raw, list):
+        raise _core.SchemaError(f"{path}: expected a JSON list of questions")
+    for i, q in enumerate(raw):
+        if not isinstance(q, dict):
+            raise _core.SchemaError(f"{path}: question {i} is not an object")
+        for field in fields:
+            if field not in q:
+                raise _core.SchemaError(f"{path}: question {i}: missing field '{field}'")
+    return raw
+
+
+def _check_database(cat: Catalog, path: Path, i: int, db: str) -> int:
+    """The id of question ``i``'s database; :class:`tabret.SchemaError` if the catalog lacks it."""
+    found = cat.find_database(db)
+    if found is None:
+        raise _core.SchemaError(f"{path}: question {i}: unknown database '{db}'")
+    return found
+
+
 def _tables_by_nl_name(cat: Catalog) -> dict[tuple[str, str], int | None]:
     """(db, natural-language table name) -> table id, lower-cased; None where two tables of a
     database share the name (a gold entry naming it would be ambiguous)."""
@@ -100,17 +132,15 @@ def _murre(name: str, tables: str, questions: str, source: str, root: Path | Non
     root = root or data_dir()
     cat = Catalog.from_spider_json(root / tables)
     path = root / questions
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw = _read_questions(path, ("id", "db_id", "utterance", "rel_schema"))
     by_nl = _tables_by_nl_name(cat)
-    qs = [
-        BenchmarkQuestion(
-            str(q["id"]),
-            q["db_id"],
-            q["utterance"],
-            _gold_from_rel_schema(by_nl, q["db_id"], q["rel_schema"], f"{path} question {q['id']}"),
+    qs = []
+    for i, q in enumerate(raw):
+        _check_database(cat, path, i, q["db_id"])
+        gold = _gold_from_rel_schema(
+            by_nl, q["db_id"], q["rel_schema"], f"{path} question {q['id']}"
         )
-        for q in raw
-    ]
+        qs.append(BenchmarkQuestion(str(q["id"]), q["db_id"], q["utterance"], gold))
     return Benchmark(name, cat, qs, source)
 
 
@@ -328,8 +358,8 @@ def _only_multi(bench: Benchmark, name: str) -> Benchmark:
 
 def spider_dev(root: Path | None = None) -> Benchmark:
     root = root or data_dir()
-    dev = json.loads((root / "spider/dev.json").read_text(encoding="utf-8"))
-    jar = json.loads((root / "jar/data/spider/dev.json").read_text(encoding="utf-8"))
+    dev = _read_questions(root / "spider/dev.json", ("db_id", "question", "sql"))
+    jar = _read_questions(root / "jar/data/spider/dev.json", ("question",))
     if len(dev) != len(jar):
         raise ValueError("spider/dev.json and jar/data/spider/dev.json differ in length")
     cat = _sub_catalog(root / "spider/tables.json", {e["db_id"] for e in dev})
@@ -338,8 +368,7 @@ def spider_dev(root: Path | None = None) -> Benchmark:
     for i, (e, j) in enumerate(zip(dev, jar, strict=True)):
         if e["question"] != j["question"]:
             raise ValueError(f"spider dev question {i} differs between spider/ and jar/")
-        db = cat.find_database(e["db_id"])
-        assert db is not None
+        db = _check_database(cat, root / "spider/dev.json", i, e["db_id"])
         tables = cat.database(db).tables
         questions.append(
             BenchmarkQuestion(
@@ -360,16 +389,15 @@ def spider_dev(root: Path | None = None) -> Benchmark:
 def bird_dev(root: Path | None = None) -> Benchmark:
     root = root or data_dir()
     cat = Catalog.from_spider_json(root / "bird/dev_tables.json")
-    raw = json.loads((root / "jar/data/bird/dev.json").read_text(encoding="utf-8"))
-    questions = [
-        BenchmarkQuestion(
-            str(e["question_id"]),
-            e["db_id"],
-            e["question"],
-            _sql_text_tables(cat, e["db_id"], e["sql"]),
+    path = root / "jar/data/bird/dev.json"
+    raw = _read_questions(path, ("question_id", "db_id", "question", "sql"))
+    questions = []
+    for i, e in enumerate(raw):
+        _check_database(cat, path, i, e["db_id"])
+        tables = _sql_text_tables(cat, e["db_id"], e["sql"])
+        questions.append(
+            BenchmarkQuestion(str(e["question_id"]), e["db_id"], e["question"], tables)
         )
-        for e in raw
-    ]
     source = (
         "BIRD dev, newest revision (jar/data/bird/dev.json); corpus bird/dev_tables.json; gold "
         "tables = FROM/JOIN names of the gold SQL"

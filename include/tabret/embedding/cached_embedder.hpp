@@ -61,7 +61,7 @@ class cached_embedder {
   private:
     void store(const std::vector<std::string>& misses) const {
         const matrix m = inner_.embed(misses);
-        check_embeddings(m, misses.size(), dim_, "embedder");
+        check_embeddings(m, misses.size(), dim_, embedder_label(inner_));
         dim_ = static_cast<std::size_t>(m.cols());
         ++stats_.calls;
         stats_.embedded += misses.size();

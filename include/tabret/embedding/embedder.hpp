@@ -22,6 +22,15 @@ concept Embedder = requires(const E& e, std::span<const std::string> texts) {
     { e.embed(texts) } -> std::same_as<matrix>;
 };
 
+/// How errors name an embedder: `embedder 'NAME'` when it has a name(), else `embedder`.
+template <Embedder E>
+std::string embedder_label(const E& e) {
+    if constexpr (requires { std::string(e.name()); })
+        return "embedder '" + std::string(e.name()) + "'";
+    else
+        return "embedder";
+}
+
 /**
  * @brief Embeds @p texts with one call to @p e, checks the result and L2-normalises its rows.
  * @param dim expected dimension, or 0 to accept any.
@@ -30,7 +39,7 @@ concept Embedder = requires(const E& e, std::span<const std::string> texts) {
 template <Embedder E>
 matrix embed_normalized(const E& e, std::span<const std::string> texts, std::size_t dim = 0) {
     matrix m = e.embed(texts);
-    check_embeddings(m, texts.size(), dim, "embedder");
+    check_embeddings(m, texts.size(), dim, embedder_label(e));
     normalize_rows(m);
     return m;
 }

@@ -170,8 +170,8 @@ class question_index {
                             "tabret reads version {}); rebuild it",
                             manifest_path, v, question_index_version));
         const auto files = r.get("files", nlohmann::json::value_t::object);
-        const auto rows = static_cast<std::size_t>(r.integer("tables"));
-        const auto dim = static_cast<std::size_t>(r.integer("dim"));
+        const auto rows = r.count("tables");
+        const auto dim = r.count("dim");
         auto questions = read_questions(dir, detail::read_verified(dir, files, "questions.json"));
         if (questions.size() != rows)
             throw io_error(fmt::format("{}: holds {} questions, the manifest says {}",
@@ -180,7 +180,11 @@ class question_index {
                                            "questions.f32", rows, dim);
         question_index out(std::move(questions), exact_index(std::move(vectors)),
                            r.str("generator"), r.str("embedder"), r.str("catalog_fnv1a64"));
-        out.check_matches(index);
+        try {
+            out.check_matches(index);
+        } catch (const error& e) {
+            throw error(fmt::format("{}: {}", dir.string(), e.what()));
+        }
         return out;
     }
 
@@ -196,8 +200,7 @@ class question_index {
     static std::vector<std::string> read_questions(const std::filesystem::path& dir,
                                                    const std::string& data) {
         const auto path = (dir / "questions.json").string();
-        const auto j = nlohmann::json::parse(data, nullptr, false);
-        if (j.is_discarded()) throw parse_error(path, 0, "not JSON");
+        const auto j = detail::parse_json(data, path);
         if (!j.is_array())
             throw schema_error(fmt::format("{}: expected a list of questions", path));
         std::vector<std::string> out;

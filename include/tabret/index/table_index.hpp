@@ -150,38 +150,45 @@ class table_index {
      * checksum mismatch (corrupt file); parse_error / schema_error for a bad manifest.
      */
     static table_index load(const std::filesystem::path& dir) {
-        const auto manifest_path = dir / "manifest.json";
+        const auto manifest_path = (dir / "manifest.json").string();
         const auto doc = detail::read_manifest(dir);
-        const detail::json_reader r(doc, manifest_path.string(), "manifest");
+        const detail::json_reader r(doc, manifest_path, "manifest");
         if (r.str("format") != "tabret-index")
-            throw io_error(fmt::format("{}: not a tabret index (format '{}')",
-                                       manifest_path.string(), r.str("format")));
+            throw io_error(fmt::format("{}: not a tabret index (format '{}')", manifest_path,
+                                       r.str("format")));
         if (const auto v = r.integer("version"); v != table_index_version)
             throw io_error(fmt::format(
                 "{}: index format version {} is not supported (this tabret reads version {}); "
                 "rebuild the index",
-                manifest_path.string(), v, table_index_version));
+                manifest_path, v, table_index_version));
         const auto files = r.get("files", nlohmann::json::value_t::object);
+        auto read_json = [&](const std::string& name) {
+            return detail::parse_json(detail::read_verified(dir, files, name),
+                                      (dir / name).string());
+        };
+
+        table_index index(
+            catalog_from_json(read_json("catalog.json"), (dir / "catalog.json").string()),
+            r.str("embedder"), options_from(r));
         auto read = [&](const std::string& name) {
             return detail::read_verified(dir, files, name);
         };
-
-        table_index index(catalog_from_json(nlohmann::json::parse(read("catalog.json")),
-                                            (dir / "catalog.json").string()),
-                          r.str("embedder"), options_from(r));
-        index.dim_ = static_cast<std::size_t>(r.integer("dim"));
+        index.dim_ = r.count("dim");
         index.tables_ = exact_index(detail::read_matrix(
             dir, read("tables.f32"), "tables.f32", index.catalog_.tables().size(), index.dim_));
         if (files.contains("columns.f32"))
             index.columns_ =
                 exact_index(detail::read_matrix(dir, read("columns.f32"), "columns.f32",
                                                 index.catalog_.columns().size(), index.dim_));
-        index.bm25_ = bm25_index::from_json(nlohmann::json::parse(read("bm25.json")),
-                                            (dir / "bm25.json").string());
+        index.bm25_ = bm25_index::from_json(read_json("bm25.json"), (dir / "bm25.json").string());
+        check_items(dir / "bm25.json", index.bm25_.size(), index.catalog_.tables().size(),
+                    "tables");
         if (files.contains("tables.hnsw"))
-            index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index);
+            index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index,
+                                           index.catalog_.tables().size(), "tables");
         if (files.contains("columns.hnsw"))
-            index.columns_hnsw_ = load_hnsw(dir, files, "columns.hnsw", index);
+            index.columns_hnsw_ = load_hnsw(dir, files, "columns.hnsw", index,
+                                            index.catalog_.columns().size(), "columns");
         return index;
     }
 
@@ -239,18 +246,18 @@ class table_index {
 
     static table_index_options options_from(const detail::json_reader& r) {
         table_index_options o;
-        const auto format = r.str("table_format");
-        o.format = format == "words" ? table_format::words
-                   : format == "ddl" ? table_format::ddl
-                                     : table_format::signature;
-        o.names = r.str("names") == "original" ? name_style::original : name_style::natural;
-        o.kind = r.str("kind") == "hnsw" ? index_kind::hnsw : index_kind::exact;
-        const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), "manifest.json",
+        constexpr table_format formats[] = {table_format::signature, table_format::words,
+                                            table_format::ddl};
+        o.format = formats[r.one_of("table_format", {"signature", "words", "ddl"})];
+        o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
+                                                                  : name_style::original;
+        o.kind = r.one_of("kind", {"exact", "hnsw"}) == 0 ? index_kind::exact : index_kind::hnsw;
+        const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
                                     "manifest.hnsw");
-        o.hnsw.m = static_cast<std::size_t>(h.integer("m"));
-        o.hnsw.ef_construction = static_cast<std::size_t>(h.integer("ef_construction"));
-        o.hnsw.ef_search = static_cast<std::size_t>(h.integer("ef_search"));
-        o.hnsw.seed = static_cast<std::size_t>(h.integer("seed"));
+        o.hnsw.m = h.count("m");
+        o.hnsw.ef_construction = h.count("ef_construction");
+        o.hnsw.ef_search = h.count("ef_search");
+        o.hnsw.seed = h.count("seed");
         return o;
     }
 
@@ -260,9 +267,20 @@ class table_index {
     }
 
     static hnsw_index load_hnsw(const std::filesystem::path& dir, const nlohmann::json& files,
-                                const std::string& name, const table_index& index) {
+                                const std::string& name, const table_index& index,
+                                std::size_t items, std::string_view what) {
         detail::read_verified(dir, files, name);
-        return hnsw_index::load(dir / name, index.dim_, index.options_.hnsw);
+        auto graph = hnsw_index::load(dir / name, index.dim_, index.options_.hnsw);
+        check_items(dir / name, graph.size(), items, what);
+        return graph;
+    }
+
+    /// @throws io_error when a file holds another number of items than the catalog has.
+    static void check_items(const std::filesystem::path& path, std::size_t got,
+                            std::size_t expected, std::string_view what) {
+        if (got != expected)
+            throw io_error(fmt::format("{}: holds {} items, the catalog has {} {}", path.string(),
+                                       got, expected, what));
     }
 
     class catalog catalog_;

@@ -130,13 +130,8 @@ inline catalog catalog_from_json(const nlohmann::json& doc, std::string_view sou
 
 /** @brief Loads a catalog JSON file. @throws io_error, parse_error, schema_error. */
 inline catalog load_catalog_json(const std::filesystem::path& path) {
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::parse_error& err) {
-        throw parse_error(path.string(), 0, err.what());
-    }
-    return catalog_from_json(doc, path.string());
+    return catalog_from_json(detail::parse_json(read_text_file(path), path.string()),
+                             path.string());
 }
 
 /** @brief Saves @p cat as catalog JSON, atomically. @throws io_error. Thread-safe. */

@@ -946,7 +946,8 @@ inline database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_k
  * @return the id of the new database.
  * @throws parse_error with @p source and the 1-based line for a syntax error, an unterminated
  *         string, comment or parenthesis (the line where it starts), a duplicate table, column
- *         or primary key, and a key naming a missing table or column.
+ *         or primary key, and a key naming a missing table or column; without line for a text
+ *         with no CREATE TABLE statement.
  * @throws schema_error if @p db_name is empty or already names a database in @p cat.
  */
 inline database_id add_ddl(catalog& cat, std::string_view sql, std::string db_name,
@@ -954,6 +955,8 @@ inline database_id add_ddl(catalog& cat, std::string_view sql, std::string db_na
     const std::string origin(source);
     auto tokens = detail::ddl_lexer(sql, origin).run();
     const auto schema = detail::ddl_parser(std::move(tokens), origin).parse();
+    if (schema.tables.empty())
+        throw parse_error(origin, 0, "no CREATE TABLE statement: is this a SQL DDL file?");
     const auto keys = detail::ddl_resolve(schema, origin);
     return detail::ddl_build(cat, schema, keys, std::move(db_name));
 }

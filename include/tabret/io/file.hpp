@@ -54,6 +54,14 @@ inline void write_all(int fd, std::string_view data, const std::filesystem::path
     }
 }
 
+/// Flushes a directory's entries (new names, renames) to disk. @throws io_error naming it.
+inline void fsync_directory(const std::filesystem::path& dir) {
+    fd_guard guard{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (guard.fd < 0 || ::fsync(guard.fd) != 0)
+        throw io_error(
+            fmt::format("{}: cannot sync the directory: {}", dir.string(), std::strerror(errno)));
+}
+
 }  // namespace detail
 
 /**

@@ -2,15 +2,41 @@
 /// @file io/json_reader.hpp
 /// @brief Typed field access for the JSON loaders, with errors that name file and item.
 
+#include <algorithm>
+#include <cstddef>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "tabret/error.hpp"
 
 namespace tabret::detail {
+
+/**
+ * @brief Parses JSON @p text from @p source. @throws parse_error naming the source and the
+ * 1-based line of the first error, with nlohmann's reason (without its exception prefix).
+ */
+inline nlohmann::json parse_json(std::string_view text, std::string_view source) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error& e) {
+        const auto before = text.substr(0, std::min(e.byte > 0 ? e.byte - 1 : 0, text.size()));
+        const auto line =
+            1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), '\n'));
+        const auto line_start = before.rfind('\n');
+        const auto column =
+            before.size() - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+        std::string_view why(e.what());
+        if (const auto colon = why.find(": "); colon != std::string_view::npos)
+            why.remove_prefix(colon + 2);  // "[json.exception.parse_error.101] parse error at …: "
+        throw parse_error(std::string(source), line,
+                          fmt::format("invalid JSON at column {}: {}", column, why));
+    }
+}
 
 /// Reads fields of one JSON object and names the path to it on failure (`databases[2].tables[0]`).
 class json_reader {
@@ -30,6 +56,21 @@ class json_reader {
     }
     std::string str(const char* key) const {
         return get(key, nlohmann::json::value_t::string).get<std::string>();
+    }
+    /// A non-negative integer field (a count or a size).
+    std::size_t count(const char* key) const {
+        const auto v = integer(key);
+        if (v < 0) fail(fmt::format("field '{}' is {}, expected a count (>= 0)", key, v));
+        return static_cast<std::size_t>(v);
+    }
+    /// A string field that must be one of @p allowed; returns its position there.
+    std::size_t one_of(const char* key, std::initializer_list<std::string_view> allowed) const {
+        const auto v = str(key);
+        const auto it = std::find(allowed.begin(), allowed.end(), v);
+        if (it == allowed.end())
+            fail(fmt::format("field '{}' is '{}', expected one of: {}", key, v,
+                             fmt::join(allowed, ", ")));
+        return static_cast<std::size_t>(it - allowed.begin());
     }
     long integer(const char* key) const {
         const auto it = j_.find(key);
@@ -53,6 +94,7 @@ class json_reader {
         return {j, source_, fmt::format("{}.{}[{}]", where_, key, i)};
     }
     const std::string& where() const noexcept { return where_; }
+    std::string_view source() const noexcept { return source_; }
 
     /// Runs @p f; a schema_error from the catalog (which knows no file) gets this reader's place.
     template <class F>

@@ -4,7 +4,11 @@
 /// manifest.json with their size and FNV-1a checksum, verified before they are parsed; float
 /// matrices as raw row-major bytes; the whole directory written beside the target and swapped in.
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
 
 #include <cstring>
 #include <filesystem>
@@ -19,6 +23,7 @@
 #include "tabret/error.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/json_reader.hpp"
 
 namespace tabret::detail {
 
@@ -31,11 +36,47 @@ inline std::string matrix_bytes(const matrix& m) {
 /// Writes one file into a directory being saved and records it in the manifest's `files`.
 using put_file_fn = std::function<void(const std::string& name, const std::string& data)>;
 
-/// Replaces @p dir by @p tmp: the old directory is moved aside first and removed last.
+/// The backup name of @p dir while swap_in replaces it: `<dir>.old-<pid>`.
+inline std::filesystem::path backup_path(const std::filesystem::path& dir) {
+    return fmt::format("{}.old-{}", dir.string(), ::getpid());
+}
+
+/// Refuses to replace anything but a tabret directory (one with a manifest.json), so that a
+/// wrong path (a home directory, a file) is never deleted. @throws io_error.
+inline void check_replaceable(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) return;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw io_error(
+            fmt::format("{}: exists and is not a directory; not replacing it", dir.string()));
+    if (!std::filesystem::is_empty(dir, ec) && !std::filesystem::exists(dir / "manifest.json", ec))
+        throw io_error(fmt::format(
+            "{}: exists and is not a saved tabret directory (no manifest.json); not replacing it",
+            dir.string()));
+}
+
+/**
+ * @brief Replaces @p dir by @p tmp. On Linux both are exchanged in one atomic rename
+ * (RENAME_EXCHANGE), so a crash leaves either the old or the new directory at @p dir. Elsewhere
+ * (or where the file system lacks it) the old directory is first renamed to backup_path(dir):
+ * a crash between the two renames leaves only the backup, which the next load restores
+ * (recover_backup).
+ */
 inline void swap_in(const std::filesystem::path& tmp, const std::filesystem::path& dir) {
-    const auto old = std::filesystem::path(fmt::format("{}.old-{}", dir.string(), ::getpid()));
     std::error_code ec;
     const bool had_old = std::filesystem::exists(dir);
+#ifdef __linux__
+    if (had_old) {
+        if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, dir.c_str(), RENAME_EXCHANGE) == 0) {
+            std::filesystem::remove_all(tmp, ec);  // the previous directory, now at tmp
+            return;
+        }
+        if (errno != EINVAL && errno != ENOSYS && errno != ENOTSUP)
+            throw io_error(
+                fmt::format("{}: cannot replace: {}", dir.string(), std::strerror(errno)));
+    }
+#endif
+    const auto old = backup_path(dir);
     if (had_old) std::filesystem::rename(dir, old, ec);
     if (ec) throw io_error(fmt::format("{}: cannot replace: {}", dir.string(), ec.message()));
     std::filesystem::rename(tmp, dir, ec);
@@ -44,6 +85,27 @@ inline void swap_in(const std::filesystem::path& tmp, const std::filesystem::pat
         throw io_error(fmt::format("{}: cannot write: {}", dir.string(), ec.message()));
     }
     if (had_old) std::filesystem::remove_all(old, ec);
+}
+
+/**
+ * @brief When @p dir is missing but a save was interrupted between swap_in's two renames,
+ * renames the newest complete backup (`<dir>.old-<pid>` with a manifest.json) back to @p dir.
+ * Does nothing otherwise.
+ */
+inline void recover_backup(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (std::filesystem::exists(dir, ec) || dir.filename().empty()) return;
+    const auto prefix = dir.filename().string() + ".old-";
+    const auto parent = dir.has_parent_path() ? dir.parent_path() : std::filesystem::path(".");
+    std::filesystem::path best;
+    std::filesystem::file_time_type best_time{};
+    for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+        if (!entry.path().filename().string().starts_with(prefix)) continue;
+        if (!std::filesystem::exists(entry.path() / "manifest.json", ec)) continue;
+        const auto t = std::filesystem::last_write_time(entry.path(), ec);
+        if (best.empty() || t > best_time) best = entry.path(), best_time = t;
+    }
+    if (!best.empty()) std::filesystem::rename(best, dir, ec);  // a racing loader may win
 }
 
 /**
@@ -57,9 +119,12 @@ inline void save_directory(
     const std::function<void(const std::filesystem::path& tmp, const put_file_fn& put)>&
         write_files,
     const std::function<nlohmann::json(const nlohmann::json& files)>& manifest) {
+    check_replaceable(dir);
     const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", dir.string(), ::getpid()));
-    std::filesystem::remove_all(tmp);
-    std::filesystem::create_directories(tmp);
+    std::error_code ec;
+    std::filesystem::remove_all(tmp, ec);
+    if (!ec) std::filesystem::create_directories(tmp, ec);
+    if (ec) throw io_error(fmt::format("{}: cannot create: {}", tmp.string(), ec.message()));
     try {
         nlohmann::json files = nlohmann::json::object();
         const put_file_fn put = [&](const std::string& name, const std::string& data) {
@@ -68,22 +133,21 @@ inline void save_directory(
         };
         write_files(tmp, put);
         write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
+        fsync_directory(tmp);
         swap_in(tmp, dir);
     } catch (...) {
-        std::error_code ec;
         std::filesystem::remove_all(tmp, ec);
         throw;
     }
+    fsync_directory(dir.has_parent_path() ? dir.parent_path() : std::filesystem::path("."));
 }
 
-/// Parses @p dir / manifest.json. @throws io_error if missing; parse_error if not JSON.
+/// Parses @p dir / manifest.json, after restoring an interrupted save's backup (recover_backup).
+/// @throws io_error if missing; parse_error if not JSON.
 inline nlohmann::json read_manifest(const std::filesystem::path& dir) {
+    recover_backup(dir);
     const auto path = dir / "manifest.json";
-    try {
-        return nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::parse_error& e) {
-        throw parse_error(path.string(), 0, e.what());
-    }
+    return parse_json(read_text_file(path), path.string());
 }
 
 /**

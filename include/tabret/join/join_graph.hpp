@@ -24,6 +24,7 @@
 #include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/json_reader.hpp"
 #include "tabret/join/column_stats.hpp"
 #include "tabret/join/compatibility.hpp"
 #include "tabret/serialize.hpp"
@@ -179,48 +180,52 @@ class join_graph {
         };
         const auto eol = data.find('\n');
         if (eol == std::string::npos) throw corrupt("no header line");
-        nlohmann::json h;
-        try {
-            h = nlohmann::json::parse(data.substr(0, eol));
-        } catch (const nlohmann::json::parse_error&) {
-            throw corrupt("the header does not parse");
-        }
-        if (!h.is_object() || h.value("format", "") != "tabret-join-graph")
+        const auto h = nlohmann::json::parse(data.substr(0, eol), nullptr, false);
+        if (h.is_discarded()) throw corrupt("the header does not parse");
+        if (!h.is_object() || h.value("format", nlohmann::json()) != "tabret-join-graph")
             throw corrupt("wrong format tag");
-        if (h.value("version", 0) != join_graph_version)
+        const auto source = path.string();
+        const detail::json_reader r(h, source, "header");
+        if (const auto v = r.integer("version"); v != join_graph_version)
             throw io_error(
                 fmt::format("{}: join graph version {} is not supported (this tabret "
                             "reads version {}); rebuild it",
-                            path.string(), h.value("version", 0), join_graph_version));
-        const auto json_bytes = h.value("json_bytes", std::size_t{0});
-        const auto f32_bytes = h.value("f32_bytes", std::size_t{0});
-        if (data.size() != eol + 1 + json_bytes + f32_bytes)
+                            source, v, join_graph_version));
+        const auto json_bytes = r.count("json_bytes");
+        const auto f32_bytes = r.count("f32_bytes");
+        if (const auto rest = data.size() - eol - 1;
+            json_bytes > rest || f32_bytes != rest - json_bytes)
             throw corrupt(fmt::format("size {} does not match the header: truncated or corrupt",
                                       data.size()));
         const std::string_view body(data.data() + eol + 1, json_bytes);
         const std::string_view floats(data.data() + eol + 1 + json_bytes, f32_bytes);
-        if (detail::checksum_hex(body) != h.value("json_fnv1a64", "") ||
-            detail::checksum_hex(floats) != h.value("f32_fnv1a64", ""))
+        if (detail::checksum_hex(body) != r.str("json_fnv1a64") ||
+            detail::checksum_hex(floats) != r.str("f32_fnv1a64"))
             throw corrupt("checksum mismatch");
-        if (h.value("catalog", "") != detail::catalog_fingerprint(cat))
+        if (r.str("catalog") != detail::catalog_fingerprint(cat))
             throw io_error(
-                fmt::format("{}: this join graph was built for another catalog", path.string()));
-        const auto rows = h.value("rows", Eigen::Index{0});
-        const auto dim = h.value("dim", Eigen::Index{0});
-        if (static_cast<std::size_t>(rows * dim) * sizeof(float) != f32_bytes ||
-            static_cast<std::size_t>(rows) != cat.columns().size())
+                fmt::format("{}: this join graph was built for another catalog", source));
+        const auto rows = r.count("rows");
+        const auto dim = r.count("dim");
+        if (rows != cat.columns().size() || dim == 0 || f32_bytes / sizeof(float) / dim != rows ||
+            f32_bytes != rows * dim * sizeof(float))
             throw corrupt("vector shape does not match");
-        matrix vectors(rows, dim);
+        matrix vectors(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
         if (f32_bytes > 0) std::memcpy(vectors.data(), floats.data(), f32_bytes);
-        join_graph g(
-            cat, std::move(vectors), h.value("embedder", ""),
-            h.value("names", "") == "original" ? name_style::original : name_style::natural);
+        join_graph g(cat, std::move(vectors), r.str("embedder"),
+                     r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
+                                                                     : name_style::original);
         try {
             const auto doc = nlohmann::json::parse(body);
-            for (const auto& e : doc.at("edges"))
-                g.add_edge({e.at(0).get<table_id>(), e.at(1).get<table_id>(), e.at(2).get<float>(),
-                            e.at(3).get<column_id>(), e.at(4).get<column_id>(),
-                            e.at(5).get<bool>()});
+            for (const auto& e : doc.at("edges")) {
+                const join_edge edge{e.at(0).get<table_id>(),  e.at(1).get<table_id>(),
+                                     e.at(2).get<float>(),     e.at(3).get<column_id>(),
+                                     e.at(4).get<column_id>(), e.at(5).get<bool>()};
+                if (!valid_edge(cat, edge))
+                    throw corrupt(
+                        fmt::format("edge {} is not a pair of tables of one database", e.dump()));
+                g.add_edge(edge);
+            }
         } catch (const nlohmann::json::exception& err) {
             throw corrupt(err.what());
         }
@@ -233,6 +238,15 @@ class join_graph {
           embedder_name_(std::move(embedder_name)),
           names_(names),
           fingerprint_(detail::catalog_fingerprint(cat)) {}
+
+    /// Tables a < b of one database, columns of a and b, a weight in [0, 1].
+    static bool valid_edge(const catalog& cat, const join_edge& e) {
+        const auto tables = cat.tables().size(), columns = cat.columns().size();
+        return e.a < e.b && e.b < tables && e.from < columns && e.to < columns &&
+               cat.table(e.a).database == cat.table(e.b).database &&
+               cat.column(e.from).table == e.a && cat.column(e.to).table == e.b &&
+               e.weight >= 0.0f && e.weight <= 1.0f;
+    }
 
     void add_edge(join_edge e) {
         by_pair_[detail::pair_key(e.a, e.b)] = edges_.size();

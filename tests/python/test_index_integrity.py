@@ -1,0 +1,319 @@
+"""Saved-file integrity (issue 12): every byte flip and truncation of every file of a saved
+index, join graph and question index gives a typed error or, if the load succeeds, exactly the
+original's answers; an interrupted or failing save leaves the previous index; Ctrl-C stops a
+long build promptly and writes nothing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import tabret
+from tabret import Catalog, _core
+from tabret.embedders import HashingEmbedder
+from tabret.index import DenseRetriever, TableIndex
+from tabret.join import GreedyJoinRetriever, JoinGraph
+from tabret.reverse import GeneratedQuestions, ReverseRetriever
+
+REPO = Path(__file__).resolve().parents[2]
+HASHING = HashingEmbedder(dim=16)
+QUESTIONS = ["which customers placed orders", "product prices", "order items and their products"]
+
+
+def shop_catalog() -> Catalog:
+    return Catalog.from_ddl(REPO / "tests" / "data" / "ddl" / "sqlite_shop.sql")
+
+
+def decompose(prompts: list[str]) -> list[str]:
+    return ["customers\norders" for _ in prompts]
+
+
+def answers(kind: str, path: Path, base: TableIndex) -> Any:
+    """What a saved artifact answers: everything a retriever built on it returns."""
+    if kind in ("exact", "hnsw"):
+        index = TableIndex.load(path, HASHING)
+        n = index.catalog.num_tables
+        return (
+            DenseRetriever(index).retrieve(QUESTIONS, n, k_columns=5),
+            DenseRetriever(index, hybrid=True).retrieve(QUESTIONS, n),
+        )
+    if kind == "graph":
+        graph = JoinGraph.load(path, base)
+        return graph.edges, GreedyJoinRetriever(base, graph, decompose).retrieve(QUESTIONS, 4)
+    questions = GeneratedQuestions.load(path, base)
+    return questions.questions, ReverseRetriever(base, questions).retrieve(QUESTIONS, 4)
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    root = tmp_path_factory.mktemp("artifacts")
+    exact = TableIndex.build(shop_catalog(), HASHING, progress=False)
+    exact.save(root / "exact")
+    TableIndex.build(shop_catalog(), HASHING, kind="hnsw", progress=False).save(root / "hnsw")
+    JoinGraph.build(exact).save(root / "graph.tjg")
+    GeneratedQuestions.build(exact).save(root / "questions")
+    paths = {"exact": root / "exact", "hnsw": root / "hnsw"}
+    paths |= {"graph": root / "graph.tjg", "questions": root / "questions"}
+    originals = {kind: answers(kind, p, exact) for kind, p in paths.items()}
+    return {"root": root, "base": exact, "paths": paths, "originals": originals}
+
+
+def files_of(paths: dict[str, Path]) -> Iterator[tuple[str, Path]]:
+    for kind, path in paths.items():
+        if path.is_dir():
+            for f in sorted(path.iterdir()):
+                yield kind, f
+        else:
+            yield kind, path
+
+
+def damages(data: bytes) -> Iterator[tuple[str, bytes]]:
+    """Byte flips at the header and every Nth byte (two masks), and truncations."""
+    n = len(data)
+    step = max(1, n // 12)
+    positions = sorted(set(range(min(n, 8))) | set(range(0, n, step)) | {n - 1})
+    for i, p in enumerate(positions):
+        mask = 0x01 if i % 2 == 0 else 0x80
+        yield f"flip {mask:#04x} at {p}", data[:p] + bytes([data[p] ^ mask]) + data[p + 1 :]
+    for length in sorted({0, 1, n // 3, n // 2, n - 8, n - 1} - {n}):
+        if length >= 0:
+            yield f"truncated to {length}", data[:length]
+
+
+def test_every_flip_and_truncation_is_caught(artifacts: dict[str, Any], tmp_path: Path) -> None:
+    base, originals = artifacts["base"], artifacts["originals"]
+    loads = errors = 0
+    empty: list[str] = []  # errors without a message
+    for kind, file in files_of(artifacts["paths"]):
+        original = artifacts["paths"][kind]
+        data = file.read_bytes()
+        for what, damaged in damages(data):
+            work = tmp_path / "work"
+            shutil.rmtree(work, ignore_errors=True)
+            target = work / original.name
+            if original.is_dir():
+                shutil.copytree(original, target)
+            else:
+                work.mkdir()
+            (target / file.name if original.is_dir() else target).write_bytes(damaged)
+            loads += 1
+            try:
+                got = answers(kind, target, base)
+            except (tabret.Error, ValueError) as err:  # typed; ValueError: embedder name
+                errors += 1
+                empty += [f"{file.name}, {what}"] if not str(err) else []
+                continue
+            assert got == originals[kind], f"{kind} {file.name}, {what}: loaded a different answer"
+    assert loads >= 300
+    assert empty == []
+    assert errors >= loads * 0.9  # nearly every damage is detected; the rest changes nothing
+
+
+# --- interrupted and failing saves -------------------------------------------------------------
+
+CHILD_SAVE = textwrap.dedent(
+    """
+    import sys
+    from tabret import _core
+    index = _core.TableIndex.load(sys.argv[1])
+    print("ready", flush=True)
+    index.save(sys.argv[2])
+    print("saved", flush=True)
+    """
+)
+
+
+def big_catalog(tables: int, columns: int = 6) -> Catalog:
+    """``tables`` tables of ``columns`` columns, 100 tables per database."""
+    dbs = []
+    for d in range(tables // 100):
+        cols = [[-1, "*"]] + [[t, f"col_{c}_amount"] for t in range(100) for c in range(columns)]
+        dbs.append(
+            {
+                "db_id": f"db{d}",
+                "table_names_original": [f"orders_{d}_{t}" for t in range(100)],
+                "column_names_original": cols,
+                "column_types": ["text"] * len(cols),
+                "primary_keys": [],
+                "foreign_keys": [],
+            }
+        )
+    cat = Catalog()
+    _core.add_spider_json_text(cat, json.dumps(dbs), "big.json")
+    return cat
+
+
+def env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(REPO / "python")}
+
+
+def leftovers(target: Path) -> list[str]:
+    return sorted(p.name for p in target.parent.iterdir() if p.name.startswith(target.name + "."))
+
+
+@pytest.fixture(scope="module")
+def old_and_new(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A small saved index (the old one) and a large one (the new one, slow to write)."""
+    root = tmp_path_factory.mktemp("save")
+    old = TableIndex.build(shop_catalog(), HASHING, progress=False)
+    new = TableIndex.build(big_catalog(3000), HashingEmbedder(dim=64), progress=False)
+    new.save(root / "new")
+    return {
+        "root": root,
+        "old": old,
+        "expected": DenseRetriever(old).retrieve(QUESTIONS, 5),
+        "expected_new": DenseRetriever(new).retrieve(QUESTIONS, 5),
+    }
+
+
+def kill_when(proc: subprocess.Popen[str], tmp: Path, name: str) -> None:
+    """SIGKILLs the saving child as soon as ``name`` (or its temporary) appears under ``tmp``."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and proc.poll() is None:
+        if tmp.is_dir() and (name == "" or any(p.name.startswith(name) for p in tmp.iterdir())):
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+
+
+@pytest.mark.parametrize(
+    "point", ["", "catalog.json", "tables.f32", "columns.f32", "bm25.json", "manifest.json"]
+)
+def test_killed_save_keeps_the_previous_index(
+    old_and_new: dict[str, Any], tmp_path: Path, point: str
+) -> None:
+    target = tmp_path / "index"
+    old_and_new["old"].save(target)
+    with subprocess.Popen(
+        [sys.executable, "-c", CHILD_SAVE, str(old_and_new["root"] / "new"), str(target)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env(),
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "ready\n"
+        kill_when(proc, tmp_path / f"index.tmp-{proc.pid}", point)
+    core = _core.TableIndex.load(target)  # complete: either the old index or the new one
+    is_old = core.catalog.num_tables == old_and_new["old"].catalog.num_tables
+    loaded = TableIndex(core, HASHING if is_old else HashingEmbedder(dim=64))
+    expected = old_and_new["expected" if is_old else "expected_new"]
+    assert DenseRetriever(loaded).retrieve(QUESTIONS, 5) == expected
+    if point in ("", "catalog.json", "tables.f32"):  # megabytes still to write: killed mid-save
+        assert is_old
+    assert leftovers(target) in ([], [f"index.tmp-{proc.pid}"])  # at most the dead save's temp
+    old_and_new["old"].save(target)  # the next save works and clears nothing it should keep
+    assert TableIndex.load(target, HASHING).catalog.num_tables == loaded.catalog.num_tables
+
+
+CHILD_FAILING_SAVE = textwrap.dedent(
+    """
+    import resource, signal, sys
+    from tabret import _core
+    index = _core.TableIndex.load(sys.argv[1])
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, 1 << 20))  # files stop at 1 MiB
+    try:
+        index.save(sys.argv[2])
+    except _core.FileError as err:
+        print("FileError:", err)
+    """
+)
+
+
+def test_failing_save_keeps_the_previous_index(old_and_new: dict[str, Any], tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    old_and_new["old"].save(target)
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD_FAILING_SAVE, str(old_and_new["root"] / "new"), str(target)],
+        capture_output=True,
+        text=True,
+        env=env(),
+        check=True,
+    ).stdout
+    assert "FileError:" in out
+    assert "write failed: File too large" in out
+    assert (
+        DenseRetriever(TableIndex.load(target, HASHING)).retrieve(QUESTIONS, 5)
+        == (old_and_new["expected"])
+    )
+    assert leftovers(target) == []  # the failed save cleaned up after itself
+
+
+def test_a_save_replaces_the_directory_and_leaves_nothing_beside_it(tmp_path: Path) -> None:
+    target = tmp_path / "index"
+    small = TableIndex.build(shop_catalog(), HASHING, progress=False)
+    small.save(target)
+    demo = TableIndex.build(tabret.demo_catalog(), HASHING, progress=False)
+    demo.save(target)
+    assert TableIndex.load(target, HASHING).catalog.num_tables == 69
+    assert leftovers(target) == []
+
+
+def test_load_recovers_a_save_interrupted_between_renames(
+    old_and_new: dict[str, Any], tmp_path: Path
+) -> None:
+    """Where no atomic exchange exists, save renames the old directory to `<dir>.old-<pid>`
+    before renaming the new one in; a crash in between leaves only the backup. Load restores it."""
+    target = tmp_path / "index"
+    old_and_new["old"].save(target)
+    target.rename(tmp_path / "index.old-4242")
+    loaded = TableIndex.load(target, HASHING)
+    assert DenseRetriever(loaded).retrieve(QUESTIONS, 5) == old_and_new["expected"]
+    assert target.is_dir()
+    assert leftovers(target) == []
+
+
+# --- Ctrl-C ------------------------------------------------------------------------------------
+
+CHILD_BUILD = textwrap.dedent(
+    """
+    import sys, time
+    sys.path.insert(0, sys.argv[2])
+    from test_index_integrity import big_catalog
+    from tabret import HashingEmbedder
+    from tabret.index import TableIndex
+    cat = big_catalog(40000, columns=10)
+    print("building", flush=True)
+    start = time.monotonic()
+    index = TableIndex.build(cat, HashingEmbedder(dim=16), progress=False)
+    print(f"built in {time.monotonic() - start:.1f}s", flush=True)
+    index.save(sys.argv[1])
+    """
+)
+
+
+def test_ctrl_c_interrupts_a_long_build(tmp_path: Path) -> None:
+    """The hashing embedder runs without Python; the build loop polls for signals between
+    batches, so SIGINT becomes a KeyboardInterrupt within a batch and nothing is written."""
+    target = tmp_path / "index"
+    with subprocess.Popen(
+        [sys.executable, "-c", CHILD_BUILD, str(target), str(Path(__file__).parent)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env(),
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == "building\n"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    assert "KeyboardInterrupt" in err, err
+    assert "built in" not in out  # interrupted, not finished
+    assert proc.returncode != 0
+    assert waited < 3.0, f"the build took {waited:.1f}s to notice Ctrl-C"
+    assert not target.exists()
+    assert leftovers(target) == []
