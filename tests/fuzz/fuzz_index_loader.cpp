@@ -42,14 +42,20 @@ using tabret::fuzz::require;
 using files_t = std::vector<std::pair<std::string, std::string>>;
 
 /// The only names written (anything else in an archive is ignored).
-constexpr std::string_view known_files[] = {
-    "manifest.json",           "catalog.json",           "tables.f32",  "columns.f32",
-    "bm25.json",               "tables.hnsw",            "columns.hnsw", "questions/manifest.json",
-    "questions/questions.json", "questions/questions.f32", "join_graph.bin"};
+constexpr std::string_view known_files[] = {"manifest.json",
+                                            "catalog.json",
+                                            "tables.f32",
+                                            "columns.f32",
+                                            "bm25.json",
+                                            "tables.hnsw",
+                                            "columns.hnsw",
+                                            "questions/manifest.json",
+                                            "questions/questions.json",
+                                            "questions/questions.f32",
+                                            "join_graph.bin"};
 
 bool known(std::string_view name) {
-    return std::find(std::begin(known_files), std::end(known_files), name) !=
-           std::end(known_files);
+    return std::find(std::begin(known_files), std::end(known_files), name) != std::end(known_files);
 }
 
 std::string* find(files_t& files, std::string_view name) {
@@ -92,8 +98,8 @@ void fix_join_graph(files_t& files, const catalog& cat) {
     h["f32_bytes"] = rest.size() - json_bytes;
     h["f32_fnv1a64"] = detail::checksum_hex(rest.substr(json_bytes));
     h["catalog"] = detail::catalog_fingerprint(cat);
-    *data = h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" +
-            std::string(rest);
+    *data =
+        h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" + std::string(rest);
 }
 
 const catalog& fixed_catalog() {

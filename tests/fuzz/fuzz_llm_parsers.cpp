@@ -69,16 +69,16 @@ void run_rewriters(const std::string& answer, std::uint8_t selector) {
     const llm_fn llm = [&answer](std::span<const std::string> batch) {
         return std::vector<std::string>(batch.size(), answer);
     };
-    const auto policy =
-        selector & 1 ? on_parse_failure::raise : on_parse_failure::use_question;
+    const auto policy = selector & 1 ? on_parse_failure::raise : on_parse_failure::use_question;
     const std::vector<rewrite_request> requests = {{"How many students?", {}},
                                                    {"Which club has most students?", {0}},
                                                    {"Names of club members?", {0, 1}}};
     check_queries(crush_rewriter(llm, prompts(), "crush_spider", policy).rewrite(requests),
                   requests.size());
     for (const auto form : {completion_form::tables, completion_form::question})
-        check_queries(murre_rewriter(tiny_catalog(), llm, prompts(), form, policy).rewrite(requests),
-                      requests.size());
+        check_queries(
+            murre_rewriter(tiny_catalog(), llm, prompts(), form, policy).rewrite(requests),
+            requests.size());
     check_queries(decomposition_rewriter(llm, prompts(), policy).rewrite(requests),
                   requests.size());
     const std::vector<table_id> tables = {0, 1};
@@ -88,8 +88,8 @@ void run_rewriters(const std::string& answer, std::uint8_t selector) {
 }
 
 void run_recorded(std::string_view text, std::uint8_t selector) {
-    const auto kind = selector & 1 ? recording_kind::decomposition
-                                   : recording_kind::hallucinated_schema;
+    const auto kind =
+        selector & 1 ? recording_kind::decomposition : recording_kind::hallucinated_schema;
     replay_source source("fuzz", kind);
     source.add("How many students?", detail::rw::split_lines(text));
     const std::vector<rewrite_request> requests = {{"How many students?", {}}};

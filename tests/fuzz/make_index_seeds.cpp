@@ -103,9 +103,8 @@ int main(int argc, char** argv) {
     }
     const auto graph = join_graph::build(cat, embedder, "hashing-8");
     graph.save(work / "join_graph.bin");
-    const files_t graph_files = {
-        {"catalog.json", catalog_to_json(cat).dump(1)},
-        {"join_graph.bin", read_text_file(work / "join_graph.bin")}};
+    const files_t graph_files = {{"catalog.json", catalog_to_json(cat).dump(1)},
+                                 {"join_graph.bin", read_text_file(work / "join_graph.bin")}};
     write_seed(out, "join_graph", 2, graph_files);
     write_seed(out, "join_graph_fixup", 6, graph_files);
     std::filesystem::remove_all(work);

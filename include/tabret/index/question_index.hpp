@@ -135,7 +135,8 @@ class question_index {
         detail::save_directory(
             dir,
             [&](const std::filesystem::path&, const detail::put_file_fn& put) {
-                put("questions.json", nlohmann::json(questions_).dump(1));
+                put("questions.json", detail::dump_json(nlohmann::json(questions_), 1,
+                                                        (dir / "questions.json").string()));
                 put("questions.f32", detail::matrix_bytes(vectors_.vectors()));
             },
             [&](const nlohmann::json& files) {
@@ -170,8 +171,8 @@ class question_index {
                             "tabret reads version {}); rebuild it",
                             manifest_path, v, question_index_version));
         const auto files = r.get("files", nlohmann::json::value_t::object);
-        const auto rows = static_cast<std::size_t>(r.integer("tables"));
-        const auto dim = static_cast<std::size_t>(r.integer("dim"));
+        const auto rows = r.count("tables");
+        const auto dim = r.count("dim");
         auto questions = read_questions(dir, detail::read_verified(dir, files, "questions.json"));
         if (questions.size() != rows)
             throw io_error(fmt::format("{}: holds {} questions, the manifest says {}",

@@ -131,10 +131,12 @@ class table_index {
         detail::save_directory(
             dir,
             [&](const std::filesystem::path& tmp, const detail::put_file_fn& put) {
-                put("catalog.json", catalog_to_json(catalog_).dump(1));
+                put("catalog.json", detail::dump_json(catalog_to_json(catalog_), 1,
+                                                      (dir / "catalog.json").string()));
                 put("tables.f32", detail::matrix_bytes(tables_.vectors()));
                 if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
-                put("bm25.json", bm25_.to_json().dump());
+                put("bm25.json",
+                    detail::dump_json(bm25_.to_json(), -1, (dir / "bm25.json").string()));
                 if (tables_hnsw_)
                     put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
                 if (columns_hnsw_)
@@ -166,18 +168,20 @@ class table_index {
             return detail::read_verified(dir, files, name);
         };
 
-        table_index index(catalog_from_json(nlohmann::json::parse(read("catalog.json")),
-                                            (dir / "catalog.json").string()),
-                          r.str("embedder"), options_from(r));
-        index.dim_ = static_cast<std::size_t>(r.integer("dim"));
+        const auto catalog_path = (dir / "catalog.json").string();
+        table_index index(
+            catalog_from_json(detail::parse_json(read("catalog.json"), catalog_path), catalog_path),
+            r.str("embedder"), options_from(r));
+        index.dim_ = r.count("dim");
         index.tables_ = exact_index(detail::read_matrix(
             dir, read("tables.f32"), "tables.f32", index.catalog_.tables().size(), index.dim_));
         if (files.contains("columns.f32"))
             index.columns_ =
                 exact_index(detail::read_matrix(dir, read("columns.f32"), "columns.f32",
                                                 index.catalog_.columns().size(), index.dim_));
-        index.bm25_ = bm25_index::from_json(nlohmann::json::parse(read("bm25.json")),
-                                            (dir / "bm25.json").string());
+        const auto bm25_path = (dir / "bm25.json").string();
+        index.bm25_ =
+            bm25_index::from_json(detail::parse_json(read("bm25.json"), bm25_path), bm25_path);
         if (files.contains("tables.hnsw"))
             index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index);
         if (files.contains("columns.hnsw"))
@@ -247,10 +251,10 @@ class table_index {
         o.kind = r.str("kind") == "hnsw" ? index_kind::hnsw : index_kind::exact;
         const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), "manifest.json",
                                     "manifest.hnsw");
-        o.hnsw.m = static_cast<std::size_t>(h.integer("m"));
-        o.hnsw.ef_construction = static_cast<std::size_t>(h.integer("ef_construction"));
-        o.hnsw.ef_search = static_cast<std::size_t>(h.integer("ef_search"));
-        o.hnsw.seed = static_cast<std::size_t>(h.integer("seed"));
+        o.hnsw.m = h.count("m");
+        o.hnsw.ef_construction = h.count("ef_construction");
+        o.hnsw.ef_search = h.count("ef_search");
+        o.hnsw.seed = h.count("seed");
         return o;
     }
 

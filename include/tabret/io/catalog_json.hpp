@@ -130,18 +130,16 @@ inline catalog catalog_from_json(const nlohmann::json& doc, std::string_view sou
 
 /** @brief Loads a catalog JSON file. @throws io_error, parse_error, schema_error. */
 inline catalog load_catalog_json(const std::filesystem::path& path) {
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::parse_error& err) {
-        throw parse_error(path.string(), 0, err.what());
-    }
+    const auto doc = detail::parse_json(read_text_file(path), path.string());
     return catalog_from_json(doc, path.string());
 }
 
-/** @brief Saves @p cat as catalog JSON, atomically. @throws io_error. Thread-safe. */
+/**
+ * @brief Saves @p cat as catalog JSON, atomically. Thread-safe.
+ * @throws io_error; schema_error if a name or text is not valid UTF-8.
+ */
 inline void save_catalog_json(const catalog& cat, const std::filesystem::path& path) {
-    write_file_atomic(path, catalog_to_json(cat).dump(2) + "\n");
+    write_file_atomic(path, detail::dump_json(catalog_to_json(cat), 2, path.string()) + "\n");
 }
 
 }  // namespace tabret

@@ -2,6 +2,7 @@
 /// @file io/json_reader.hpp
 /// @brief Typed field access for the JSON loaders, with errors that name file and item.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,28 @@
 #include "tabret/error.hpp"
 
 namespace tabret::detail {
+
+/// Parses JSON text. Every nlohmann error (a syntax error, a number too large for a double)
+/// becomes a parse_error naming @p source.
+inline nlohmann::json parse_json(std::string_view text, std::string_view source) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+        throw parse_error(std::string(source), 0, e.what());
+    }
+}
+
+/// Writes JSON text (@p indent as nlohmann's dump). A string that is not valid UTF-8 (JSON can
+/// hold nothing else) becomes a schema_error naming @p what.
+inline std::string dump_json(const nlohmann::json& j, int indent, std::string_view what) {
+    try {
+        return j.dump(indent);
+    } catch (const nlohmann::json::type_error& e) {
+        throw schema_error(
+            fmt::format("{}: cannot be written as JSON: a name or text is not valid UTF-8 ({})",
+                        what, e.what()));
+    }
+}
 
 /// Reads fields of one JSON object and names the path to it on failure (`databases[2].tables[0]`).
 class json_reader {
@@ -37,6 +60,12 @@ class json_reader {
         if (!it->is_number_integer())
             fail(fmt::format("field '{}' has type {}, expected an integer", key, it->type_name()));
         return it->template get<long>();
+    }
+    /// A non-negative integer field (a count or size).
+    std::size_t count(const char* key) const {
+        const auto v = integer(key);
+        if (v < 0) fail(fmt::format("field '{}' is negative ({})", key, v));
+        return static_cast<std::size_t>(v);
     }
     /// Optional string field; empty when absent.
     std::string opt_str(const char* key) const {

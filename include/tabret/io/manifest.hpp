@@ -19,6 +19,7 @@
 #include "tabret/error.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/json_reader.hpp"
 
 namespace tabret::detail {
 
@@ -67,7 +68,8 @@ inline void save_directory(
             files[name] = {{"bytes", data.size()}, {"fnv1a64", checksum_hex(data)}};
         };
         write_files(tmp, put);
-        write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
+        write_file_atomic(tmp / "manifest.json",
+                          dump_json(manifest(files), 2, (dir / "manifest.json").string()) + "\n");
         swap_in(tmp, dir);
     } catch (...) {
         std::error_code ec;
@@ -79,11 +81,7 @@ inline void save_directory(
 /// Parses @p dir / manifest.json. @throws io_error if missing; parse_error if not JSON.
 inline nlohmann::json read_manifest(const std::filesystem::path& dir) {
     const auto path = dir / "manifest.json";
-    try {
-        return nlohmann::json::parse(read_text_file(path));
-    } catch (const nlohmann::json::parse_error& e) {
-        throw parse_error(path.string(), 0, e.what());
-    }
+    return parse_json(read_text_file(path), path.string());
 }
 
 /**
@@ -109,7 +107,8 @@ inline std::string read_verified(const std::filesystem::path& dir, const nlohman
 /// A rows × dim float matrix from raw bytes. @throws io_error if the size does not fit.
 inline matrix read_matrix(const std::filesystem::path& dir, const std::string& data,
                           const char* name, std::size_t rows, std::size_t dim) {
-    if (data.size() != rows * dim * sizeof(float))
+    const bool fits = dim == 0 || rows <= data.size() / sizeof(float) / dim;
+    if (!fits || data.size() != rows * dim * sizeof(float))
         throw io_error(fmt::format("{}: holds {} bytes, expected {} rows × {} floats",
                                    (dir / name).string(), data.size(), rows, dim));
     matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));

@@ -114,12 +114,7 @@ inline void add_spider_entry(catalog& cat, const nlohmann::json& j, std::string_
  * @throws parse_error for invalid JSON, schema_error naming the file, database and field.
  */
 inline void add_spider_json(catalog& cat, std::string_view text, std::string_view source) {
-    nlohmann::json doc;
-    try {
-        doc = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& err) {
-        throw parse_error(std::string(source), 0, err.what());
-    }
+    const auto doc = detail::parse_json(text, source);
     if (!doc.is_array())
         throw schema_error(fmt::format("{}: expected a JSON list of databases, found {}", source,
                                        doc.type_name()));

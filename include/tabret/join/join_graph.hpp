@@ -5,6 +5,7 @@
 /// catalog and embedder, saved as one checksummed file, never recomputed per query.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -24,6 +25,7 @@
 #include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/json_reader.hpp"
 #include "tabret/join/column_stats.hpp"
 #include "tabret/join/compatibility.hpp"
 #include "tabret/serialize.hpp"
@@ -162,7 +164,8 @@ class join_graph {
             {"json_fnv1a64", detail::checksum_hex(body)},
             {"f32_bytes", floats.size()},
             {"f32_fnv1a64", detail::checksum_hex(floats)}};
-        write_file_atomic(path, header.dump() + "\n" + body + floats);
+        write_file_atomic(path,
+                          detail::dump_json(header, -1, path.string()) + "\n" + body + floats);
     }
 
     /**
@@ -182,45 +185,63 @@ class join_graph {
         nlohmann::json h;
         try {
             h = nlohmann::json::parse(data.substr(0, eol));
-        } catch (const nlohmann::json::parse_error&) {
+        } catch (const nlohmann::json::exception&) {
             throw corrupt("the header does not parse");
         }
-        if (!h.is_object() || h.value("format", "") != "tabret-join-graph")
+        if (!h.is_object()) throw corrupt("wrong format tag");
+        // Typed header fields; a field of another type is a corrupt header.
+        auto field = [&]<class T>(const char* key, T fallback) {
+            try {
+                return h.value(key, fallback);
+            } catch (const nlohmann::json::exception&) {
+                throw corrupt(fmt::format("header field '{}' has the wrong type", key));
+            }
+        };
+        if (field("format", std::string{}) != "tabret-join-graph")
             throw corrupt("wrong format tag");
-        if (h.value("version", 0) != join_graph_version)
+        if (const auto version = field("version", 0); version != join_graph_version)
             throw io_error(
                 fmt::format("{}: join graph version {} is not supported (this tabret "
                             "reads version {}); rebuild it",
-                            path.string(), h.value("version", 0), join_graph_version));
-        const auto json_bytes = h.value("json_bytes", std::size_t{0});
-        const auto f32_bytes = h.value("f32_bytes", std::size_t{0});
-        if (data.size() != eol + 1 + json_bytes + f32_bytes)
+                            path.string(), version, join_graph_version));
+        const auto json_bytes = field("json_bytes", std::size_t{0});
+        const auto f32_bytes = field("f32_bytes", std::size_t{0});
+        const auto rest = data.size() - eol - 1;
+        if (json_bytes > rest || f32_bytes != rest - json_bytes)
             throw corrupt(fmt::format("size {} does not match the header: truncated or corrupt",
                                       data.size()));
         const std::string_view body(data.data() + eol + 1, json_bytes);
         const std::string_view floats(data.data() + eol + 1 + json_bytes, f32_bytes);
-        if (detail::checksum_hex(body) != h.value("json_fnv1a64", "") ||
-            detail::checksum_hex(floats) != h.value("f32_fnv1a64", ""))
+        if (detail::checksum_hex(body) != field("json_fnv1a64", std::string{}) ||
+            detail::checksum_hex(floats) != field("f32_fnv1a64", std::string{}))
             throw corrupt("checksum mismatch");
-        if (h.value("catalog", "") != detail::catalog_fingerprint(cat))
+        if (field("catalog", std::string{}) != detail::catalog_fingerprint(cat))
             throw io_error(
                 fmt::format("{}: this join graph was built for another catalog", path.string()));
-        const auto rows = h.value("rows", Eigen::Index{0});
-        const auto dim = h.value("dim", Eigen::Index{0});
-        if (static_cast<std::size_t>(rows * dim) * sizeof(float) != f32_bytes ||
-            static_cast<std::size_t>(rows) != cat.columns().size())
+        const auto rows = field("rows", Eigen::Index{0});
+        const auto dim = field("dim", Eigen::Index{0});
+        const auto n_floats = f32_bytes / sizeof(float);
+        if (rows < 0 || dim < 0 || static_cast<std::size_t>(rows) != cat.columns().size() ||
+            f32_bytes % sizeof(float) != 0 ||
+            (dim == 0
+                 ? n_floats != 0
+                 : static_cast<std::size_t>(rows) > n_floats / static_cast<std::size_t>(dim) ||
+                       static_cast<std::size_t>(rows) * static_cast<std::size_t>(dim) != n_floats))
             throw corrupt("vector shape does not match");
         matrix vectors(rows, dim);
         if (f32_bytes > 0) std::memcpy(vectors.data(), floats.data(), f32_bytes);
-        join_graph g(
-            cat, std::move(vectors), h.value("embedder", ""),
-            h.value("names", "") == "original" ? name_style::original : name_style::natural);
+        if (!vectors.allFinite()) throw corrupt("a column vector has NaN or infinity");
+        join_graph g(cat, std::move(vectors), field("embedder", std::string{}),
+                     field("names", std::string{}) == "original" ? name_style::original
+                                                                 : name_style::natural);
         try {
             const auto doc = nlohmann::json::parse(body);
             for (const auto& e : doc.at("edges"))
-                g.add_edge({e.at(0).get<table_id>(), e.at(1).get<table_id>(), e.at(2).get<float>(),
-                            e.at(3).get<column_id>(), e.at(4).get<column_id>(),
-                            e.at(5).get<bool>()});
+                g.add_edge(checked_edge(
+                    cat,
+                    {e.at(0).get<table_id>(), e.at(1).get<table_id>(), e.at(2).get<float>(),
+                     e.at(3).get<column_id>(), e.at(4).get<column_id>(), e.at(5).get<bool>()},
+                    corrupt));
         } catch (const nlohmann::json::exception& err) {
             throw corrupt(err.what());
         }
@@ -228,6 +249,23 @@ class join_graph {
     }
 
   private:
+    /// An edge read from a file: tables a < b of one database, each column in its table, a
+    /// weight in [0, 1]. @throws what @p corrupt makes, naming the edge.
+    template <class Corrupt>
+    static join_edge checked_edge(const catalog& cat, const join_edge& e, const Corrupt& corrupt) {
+        const auto n = cat.tables().size(), m = cat.columns().size();
+        const bool ok = e.a < e.b && e.b < n && e.from < m && e.to < m &&
+                        cat.column(e.from).table == e.a && cat.column(e.to).table == e.b &&
+                        cat.table(e.a).database == cat.table(e.b).database &&
+                        std::isfinite(e.weight) && e.weight >= 0.0f && e.weight <= 1.0f;
+        if (!ok)
+            throw corrupt(
+                fmt::format("edge {}-{} (columns {}, {}, weight {}) does not fit the "
+                            "catalog",
+                            e.a, e.b, e.from, e.to, e.weight));
+        return e;
+    }
+
     join_graph(const catalog& cat, matrix vectors, std::string embedder_name, name_style names)
         : vectors_(std::move(vectors)),
           embedder_name_(std::move(embedder_name)),

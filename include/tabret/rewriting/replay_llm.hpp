@@ -150,12 +150,7 @@ class replay_source {
 namespace detail::rw {
 
 inline nlohmann::json read_json_file(const std::filesystem::path& path) {
-    const auto text = read_text_file(path);
-    try {
-        return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error& e) {
-        throw parse_error(path.string(), 0, e.what());
-    }
+    return detail::parse_json(read_text_file(path), path.string());
 }
 
 inline std::vector<std::string> string_list(const json_reader& r, const nlohmann::json& j,
