@@ -96,7 +96,7 @@ class json_reader {
 
   private:
     const nlohmann::json& j_;
-    std::string_view source_;
+    std::string source_;  // owned: callers pass temporaries such as path.string()
     std::string where_;
 };
 
