@@ -17,7 +17,8 @@ cxx=${FUZZ_CXX:-clang++}
 
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
+[ -f "$build/CMakeCache.txt" ] || { command -v ninja >/dev/null 2>&1 && launcher+=(-G Ninja); }
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER="$cxx" \
   -DTABRET_FUZZ=ON -DTABRET_WERROR=ON -DTABRET_BUILD_TESTS=OFF -DTABRET_BUILD_EXAMPLES=OFF \
   -DTABRET_BUILD_TOOLS=OFF -DTABRET_INSTALL=OFF "${launcher[@]}" >/dev/null
 cmake --build "$build" -j "$jobs" --target "${targets[@]}"

@@ -6,6 +6,7 @@
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
 #include <tabret/io/checksum.hpp>
+#include <tabret/io/ddl.hpp>
 #include <tabret/io/file.hpp>
 #include <tabret/io/spider_json.hpp>
 #include <tabret/join/join_graph.hpp>
@@ -60,8 +61,8 @@ std::string message_of(const std::function<void()>& f) {
 }
 
 /// A join graph file with a header whose sizes and checksums match @p body and @p floats.
-std::string join_graph_file(const catalog& cat, const std::string& body,
-                            const std::string& floats, nlohmann::json extra = {}) {
+std::string join_graph_file(const catalog& cat, const std::string& body, const std::string& floats,
+                            nlohmann::json extra = {}) {
     nlohmann::json h = {{"format", "tabret-join-graph"},
                         {"version", 1},
                         {"embedder", "hashing"},
@@ -168,8 +169,7 @@ TEST_CASE("fuzz: join graph headers and edges that do not fit", "[fuzz]") {
                                     {"f32_bytes", good_body.size() + floats.size() + 1}}),
                    "does not match the header");
     // Edges naming tables or columns the catalog does not have were accepted.
-    expect_corrupt(join_graph_file(cat, R"({"edges":[[0,7,1.0,1,2,true]]})", floats),
-                   "edge 0-7");
+    expect_corrupt(join_graph_file(cat, R"({"edges":[[0,7,1.0,1,2,true]]})", floats), "edge 0-7");
     expect_corrupt(join_graph_file(cat, R"({"edges":[[0,1,1.0,0,99,true]]})", floats),
                    "does not fit the catalog");
     expect_corrupt(join_graph_file(cat, R"({"edges":[[0,1,2.5,1,2,false]]})", floats),
@@ -189,8 +189,7 @@ TEST_CASE("fuzz: saving a catalog with names that are not UTF-8 is a schema_erro
     cat.add_column(t, "id", "INT");
     const test::temp_dir tmp;
     CHECK_THROWS_AS(save_catalog_json(cat, tmp.path() / "catalog.json"), schema_error);
-    const auto msg =
-        message_of([&] { save_catalog_json(cat, tmp.path() / "catalog.json"); });
+    const auto msg = message_of([&] { save_catalog_json(cat, tmp.path() / "catalog.json"); });
     CHECK(msg.find("not valid UTF-8") != std::string::npos);
     const hashing_embedder embedder(hashing_params{.dim = 8});
     const auto index = table_index::build(cat, embedder, "hashing-8");
@@ -198,8 +197,7 @@ TEST_CASE("fuzz: saving a catalog with names that are not UTF-8 is a schema_erro
     CHECK_FALSE(std::filesystem::exists(tmp.path() / "index"));
 }
 
-TEST_CASE("fuzz: a manifest field error names the manifest (no dangling source name)",
-          "[fuzz]") {
+TEST_CASE("fuzz: a manifest field error names the manifest (no dangling source name)", "[fuzz]") {
     // fuzz_index_loader crash: json_reader kept a string_view of `path.string()`, a temporary,
     // so the error message of a bad manifest field read freed memory (ASan heap-use-after-free).
     const test::temp_dir tmp;
@@ -211,4 +209,23 @@ TEST_CASE("fuzz: a manifest field error names the manifest (no dangling source n
     const auto msg = message_of([&] { (void)table_index::load(dir); });
     CHECK(msg.find((dir / "manifest.json").string()) != std::string::npos);
     CHECK(msg.find("field 'files' has type string") != std::string::npos);
+}
+
+TEST_CASE("fuzz: a quoted identifier in a column type keeps its quotes", "[fuzz]") {
+    // fuzz_ddl (10-minute run): `c "Q,uoted Name"(tick)` gave the type `Q,uoted Name(tick)`, so
+    // serialize_database_ddl wrote DDL that read back as two columns.
+    catalog cat;
+    const auto db =
+        add_ddl(cat, "CREATE TABLE t (c \"Q,uoted Name\"(tick), d \"my type\", e INT);", "shop");
+    const auto& cols = cat.table(cat.database(db).tables[0]).columns;
+    REQUIRE(cols.size() == 3);
+    CHECK(cat.column(cols[0]).type == "\"Q,uoted Name\"(tick)");
+    CHECK(cat.column(cols[1]).type == "\"my type\"");
+    CHECK(cat.column(cols[2]).type == "INT");
+    catalog again;
+    const auto db2 = add_ddl(again, serialize_database_ddl(cat, db), "shop");
+    const auto& cols2 = again.table(again.database(db2).tables[0]).columns;
+    REQUIRE(cols2.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i)
+        CHECK(again.column(cols2[i]).type == cat.column(cols[i]).type);
 }
