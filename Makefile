@@ -6,7 +6,8 @@ JOBS ?= 2
 PY_SOURCES := python tests/python examples/python
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
-.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan plot
+.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan plot \
+	fuzz fuzz-smoke
 
 deps:
 	scripts/install-deps.sh
@@ -28,7 +29,7 @@ demo: install
 test: test-deps
 	$(PIP) $(TORCH)
 	$(PIP) ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
-	$(MAKE) test-cpp test-python lint
+	$(MAKE) test-cpp test-python lint fuzz-smoke
 
 test-cpp:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DTABRET_WERROR=ON
@@ -37,6 +38,15 @@ test-cpp:
 
 test-python:
 	$(PYTHON) -m pytest
+
+# libFuzzer (clang, ASan + UBSan) over the LLM-answer parsers, the DDL parser, the JSON catalog
+# loaders and the index/manifest loaders (tests/fuzz, docs/fuzzing.md). `make fuzz` runs each
+# target 10 minutes (the recorded runs); `make fuzz-smoke`, part of `make test`, 15 seconds each.
+fuzz: test-deps
+	scripts/fuzz.sh 600
+
+fuzz-smoke: test-deps
+	scripts/fuzz.sh 15
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests; ThreadSanitizer
 # over the concurrent C++ tests. Not part of `make test` (not yet run in CI: issue 12).

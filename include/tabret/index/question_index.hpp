@@ -135,7 +135,8 @@ class question_index {
         detail::save_directory(
             dir,
             [&](const std::filesystem::path&, const detail::put_file_fn& put) {
-                put("questions.json", nlohmann::json(questions_).dump(1));
+                put("questions.json", detail::dump_json(nlohmann::json(questions_), 1,
+                                                        (dir / "questions.json").string()));
                 put("questions.f32", detail::matrix_bytes(vectors_.vectors()));
             },
             [&](const nlohmann::json& files) {

@@ -131,10 +131,12 @@ class table_index {
         detail::save_directory(
             dir,
             [&](const std::filesystem::path& tmp, const detail::put_file_fn& put) {
-                put("catalog.json", catalog_to_json(catalog_).dump(1));
+                put("catalog.json", detail::dump_json(catalog_to_json(catalog_), 1,
+                                                      (dir / "catalog.json").string()));
                 put("tables.f32", detail::matrix_bytes(tables_.vectors()));
                 if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
-                put("bm25.json", bm25_.to_json().dump());
+                put("bm25.json",
+                    detail::dump_json(bm25_.to_json(), -1, (dir / "bm25.json").string()));
                 if (tables_hnsw_)
                     put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
                 if (columns_hnsw_)

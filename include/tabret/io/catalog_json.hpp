@@ -134,9 +134,12 @@ inline catalog load_catalog_json(const std::filesystem::path& path) {
                              path.string());
 }
 
-/** @brief Saves @p cat as catalog JSON, atomically. @throws io_error. Thread-safe. */
+/**
+ * @brief Saves @p cat as catalog JSON, atomically. Thread-safe.
+ * @throws io_error; schema_error if a name or text is not valid UTF-8.
+ */
 inline void save_catalog_json(const catalog& cat, const std::filesystem::path& path) {
-    write_file_atomic(path, catalog_to_json(cat).dump(2) + "\n");
+    write_file_atomic(path, detail::dump_json(catalog_to_json(cat), 2, path.string()) + "\n");
 }
 
 }  // namespace tabret

@@ -33,6 +33,7 @@
 #include "tabret/error.hpp"
 #include "tabret/io/ddl_lexer.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/serialize.hpp"
 
 namespace tabret {
 
@@ -490,17 +491,24 @@ class ddl_parser {
                           "COMMENT", "AS", "IDENTITY"});
     }
 
+    /// The next token as a piece of a type: a quoted identifier that needs its quotes keeps
+    /// them (`"my type"`), so the type reads back the same when written as DDL.
+    std::string type_piece() {
+        const auto& token = next();
+        return token.kind == ddl_token_kind::quoted ? quote_identifier(token.text) : token.text;
+    }
+
     /// A column type in canonical spelling, or "" when the column has none (SQLite).
     std::string parse_type() {
         if (!at_ident() || at_column_constraint()) return {};
         const bool interval = at_kw("INTERVAL");
         std::string last = fold(peek().text);
         std::string type;
-        ddl_append_type(type, next().text);
+        ddl_append_type(type, type_piece());
         while (at_sym(".") && at_ident(1)) {  // schema-qualified type: public.mood
             ddl_append_type(type, next().text);
             last = fold(peek().text);
-            ddl_append_type(type, next().text);
+            ddl_append_type(type, type_piece());
         }
         for (;;) {
             if (at_sym("(")) {
@@ -575,7 +583,7 @@ class ddl_parser {
                            "K", "M", "G"}))
                 ddl_append_type(type, next().text);
         } else if (token.kind == ddl_token_kind::word || token.kind == ddl_token_kind::quoted) {
-            ddl_append_type(type, next().text);  // varchar(max), geometry(Point, 4326)
+            ddl_append_type(type, type_piece());  // varchar(max), geometry(Point, 4326)
         } else if (token.kind == ddl_token_kind::string) {
             ddl_append_type(type, ddl_quote_string(next().text));  // enum('a', 'b')
         } else {

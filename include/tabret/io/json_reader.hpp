@@ -35,6 +35,20 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view source)
             why.remove_prefix(colon + 2);  // "[json.exception.parse_error.101] parse error at …: "
         throw parse_error(std::string(source), line,
                           fmt::format("invalid JSON at column {}: {}", column, why));
+    } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+        throw parse_error(std::string(source), 0, e.what());
+    }
+}
+
+/// Writes JSON text (@p indent as nlohmann's dump). A string that is not valid UTF-8 (JSON can
+/// hold nothing else) becomes a schema_error naming @p what.
+inline std::string dump_json(const nlohmann::json& j, int indent, std::string_view what) {
+    try {
+        return j.dump(indent);
+    } catch (const nlohmann::json::type_error& e) {
+        throw schema_error(
+            fmt::format("{}: cannot be written as JSON: a name or text is not valid UTF-8 ({})",
+                        what, e.what()));
     }
 }
 
@@ -109,7 +123,7 @@ class json_reader {
 
   private:
     const nlohmann::json& j_;
-    std::string_view source_;
+    std::string source_;  // owned: callers pass temporaries such as path.string()
     std::string where_;
 };
 

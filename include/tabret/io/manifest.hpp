@@ -132,7 +132,9 @@ inline void save_directory(
             files[name] = {{"bytes", data.size()}, {"fnv1a64", checksum_hex(data)}};
         };
         write_files(tmp, put);
-        write_file_atomic(tmp / "manifest.json", manifest(files).dump(2) + "\n");
+        write_file_atomic(tmp / "manifest.json",
+                          dump_json(manifest(files), 2, (dir / "manifest.json").string()) + "
+");
         fsync_directory(tmp);
         swap_in(tmp, dir);
     } catch (...) {
@@ -173,7 +175,8 @@ inline std::string read_verified(const std::filesystem::path& dir, const nlohman
 /// A rows × dim float matrix from raw bytes. @throws io_error if the size does not fit.
 inline matrix read_matrix(const std::filesystem::path& dir, const std::string& data,
                           const char* name, std::size_t rows, std::size_t dim) {
-    if (data.size() != rows * dim * sizeof(float))
+    const bool fits = dim == 0 || rows <= data.size() / sizeof(float) / dim;
+    if (!fits || data.size() != rows * dim * sizeof(float))
         throw io_error(fmt::format("{}: holds {} bytes, expected {} rows × {} floats",
                                    (dir / name).string(), data.size(), rows, dim));
     matrix m(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));

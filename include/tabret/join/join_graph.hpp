@@ -163,7 +163,8 @@ class join_graph {
             {"json_fnv1a64", detail::checksum_hex(body)},
             {"f32_bytes", floats.size()},
             {"f32_fnv1a64", detail::checksum_hex(floats)}};
-        write_file_atomic(path, header.dump() + "\n" + body + floats);
+        write_file_atomic(path,
+                          detail::dump_json(header, -1, path.string()) + "\n" + body + floats);
     }
 
     /**
@@ -212,6 +213,7 @@ class join_graph {
             throw corrupt("vector shape does not match");
         matrix vectors(static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(dim));
         if (f32_bytes > 0) std::memcpy(vectors.data(), floats.data(), f32_bytes);
+        if (!vectors.allFinite()) throw corrupt("a column vector has NaN or infinity");
         join_graph g(cat, std::move(vectors), r.str("embedder"),
                      r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                                      : name_style::original);
