@@ -133,8 +133,7 @@ inline void save_directory(
         };
         write_files(tmp, put);
         write_file_atomic(tmp / "manifest.json",
-                          dump_json(manifest(files), 2, (dir / "manifest.json").string()) + "
-");
+                          dump_json(manifest(files), 2, (dir / "manifest.json").string()) + "\n");
         fsync_directory(tmp);
         swap_in(tmp, dir);
     } catch (...) {
