@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
@@ -73,6 +74,8 @@ class json_reader {
     }
     /// A non-negative integer field (a count or a size).
     std::size_t count(const char* key) const {
+        if (const auto it = j_.find(key); it != j_.end() && it->is_number_unsigned())
+            return static_cast<std::size_t>(it->template get<std::uint64_t>());
         const auto v = integer(key);
         if (v < 0) fail(fmt::format("field '{}' is {}, expected a count (>= 0)", key, v));
         return static_cast<std::size_t>(v);

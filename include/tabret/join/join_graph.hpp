@@ -224,8 +224,11 @@ class join_graph {
                                      e.at(2).get<float>(),     e.at(3).get<column_id>(),
                                      e.at(4).get<column_id>(), e.at(5).get<bool>()};
                 if (!valid_edge(cat, edge))
-                    throw corrupt(
-                        fmt::format("edge {} is not a pair of tables of one database", e.dump()));
+                    throw corrupt(fmt::format(
+                        "edge {}-{} (columns {}, {}, weight {}) does not fit the catalog: not two "
+                        "tables of one database joined by their own columns with a weight in "
+                        "[0, 1]",
+                        edge.a, edge.b, edge.from, edge.to, edge.weight));
                 g.add_edge(edge);
             }
         } catch (const nlohmann::json::exception& err) {
