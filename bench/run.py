@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("algorithms", "callbacks", "scale", "micro", "profile", "report")
+PARTS = ("algorithms", "callbacks", "micro", "profile", "scale", "report")
 
 
 def _env() -> dict[str, str]:
@@ -85,15 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.algorithms", "--questions", questions)
     if "callbacks" in args.parts:
         _python("bench.callbacks", "--questions", "50")
-    if "scale" in args.parts:
-        extra = ["--hnsw-max", "100000", "--sizes", "1000", "10000"] if args.quick else []
-        _python("bench.scale", *extra)
     if "micro" in args.parts:
         min_time = "0.1" if args.quick else "0.5"
         _micro("build/bench-cpp", False, "micro.json", min_time)
         _micro("build/bench-cpp-native", True, "micro_native.json", min_time)
     if "profile" in args.parts:
         _python("bench.profile")
+    if "scale" in args.parts:
+        extra = ["--hnsw-max", "100000", "--sizes", "1000", "10000"] if args.quick else []
+        _python("bench.scale", *extra)
     if "report" in args.parts:
         _python("bench.report")
     return 0
