@@ -5,7 +5,9 @@ Inputs are precomputed: every text is embedded once with the hashing embedder an
 by a lookup (bench.common.LookupEmbedder); every rewrite (recorded LLM output, parsed) is served
 from a record (bench.common.RecordedRewriter). tabret runs its normal batch path through
 pybind11 with those callbacks; the seconds spent inside the callbacks are measured and
-subtracted, so "tabret ms" is the C++ algorithm plus binding overhead, not the lookups. The
+subtracted, so "tabret ms" is the C++ algorithm plus binding overhead, not the lookups.
+Times are process CPU time (time.process_time; both sides single-threaded), so that other
+tenants of a shared machine do not inflate them. The
 Python side gets the same vectors and rewrites; its lookups are excluded the same way.
 """
 
@@ -105,18 +107,18 @@ def time_tabret(
     best = float("inf")
     for _ in range(repeat):
         _reset(*clocked)
-        start = time.perf_counter()
+        start = time.process_time()
         result = run()
-        total = time.perf_counter() - start
+        total = time.process_time() - start
         best = min(best, total - _callback_seconds(*clocked))
     return result, best
 
 
 def time_reference(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, float]:
     _reset(*clocked)
-    start = time.perf_counter()
+    start = time.process_time()
     result = run()
-    return result, time.perf_counter() - start - _callback_seconds(*clocked)
+    return result, time.process_time() - start - _callback_seconds(*clocked)
 
 
 def _row(
@@ -224,9 +226,9 @@ class JoinInputs:
         clock = self.llm_clock.clock
 
         def answer(prompts: list[str]) -> list[str]:
-            start = time.perf_counter()
+            start = time.process_time()
             out = replay(prompts)
-            clock.seconds += time.perf_counter() - start
+            clock.seconds += time.process_time() - start
             return out
 
         self.llm = CallableLLM(answer, "replay")

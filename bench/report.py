@@ -55,7 +55,8 @@ def algorithms_section(a: dict[str, Any]) -> list[str]:
         "served from a lookup, every rewrite is recorded and replayed. **tabret ms** = the "
         "batch `retrieve` through pybind11 (one call for all questions, best of 3) minus the "
         "time spent inside the embedder/rewriter callbacks, per question: the C++ algorithm "
-        "plus binding overhead (for greedy join and JAR exact it also includes parsing the "
+        "plus binding overhead, as process CPU time (for greedy join and JAR exact it also "
+        "includes parsing the "
         "recorded decomposition in C++, which the Python side gets pre-parsed). **Python ms** "
         "= the implementations in `bench/reference/` (numpy for vector products, Python loops "
         "where the reference code loops), one question at a time, lookups excluded. Both "
@@ -203,7 +204,10 @@ def scale_section(s: dict[str, Any]) -> list[str]:
         "embedder in C++ and searches; *tables* = top-10 tables, *columns* = top-10 tables + "
         "top-10 columns). Each row is its own process: *index MiB* = resident memory added by "
         "the index build (vectors, BM25, HNSW graphs), *peak MiB* = the process's peak RSS "
-        "(includes parsing the 17 MB gzip JSON). Recall@10 = overlap of the HNSW top 10 with "
+        "(includes parsing the 17 MB gzip JSON). Latencies are CPU time of the querying "
+        "process (one thread; the machine is shared, wall time carries other tenants' load: "
+        "*wall p50* beside it); build time is wall time (HNSW builds on both cores). "
+        "Recall@10 = overlap of the HNSW top 10 with "
         "the exact top 10 (HNSW M 16, ef_construction 200, ef_search 64). Growth rows are "
         "Spider 2.0-lite prefixes (whole tables in file order).",
         "",
@@ -229,10 +233,10 @@ def scale_section(s: dict[str, Any]) -> list[str]:
                 f"{r['build_s']:.1f}",
                 f"{_ms(r['table_p50_ms'])} / {_ms(r['table_p99_ms'])}",
                 f"{_ms(r['column_p50_ms'])} / {_ms(r['column_p99_ms'])}",
+                f"{_ms(r['column_wall_p50_ms'])}",
                 f"{r['index_mib']:.0f}",
                 f"{r['peak_rss_mib']:.0f}",
                 recall,
-                "",
             ]
         )
     out += _table(
@@ -244,10 +248,10 @@ def scale_section(s: dict[str, Any]) -> list[str]:
             "build s",
             "tables p50 / p99 ms",
             "columns p50 / p99 ms",
+            "columns wall p50 ms",
             "index MiB",
             "peak MiB",
             "recall@10 tables / columns",
-            "",
         ],
         rows,
     )
@@ -339,21 +343,27 @@ WHY = """## Why targets are missed, and what would close the gaps
   per-extension loop). The micro-benchmarks' *native* column shows what `-march=native` buys
   the products (a build option the library could expose for users who build from source; the
   wheel must stay portable).
-- **CRUSH's paper objective** spends its time in `log`/`exp` (the profile): every greedy step
-  re-evaluates sum_k log(cover_k + exp s(k,c)) and the edge term's sum_{p in R} log(conn_p + link)
-  for every candidate, O(B * n * (P + B)) transcendental calls for n ~ 100-500 candidates.
-  Precomputing exp s(k,c) once and updating the edge term incrementally (only linked picks
-  change it) would remove most of them; the column search (one GEMM over all columns for the
-  batch's probes) is the other half.
+- **CRUSH's paper objective** spends its time in `log` (see the profile): every greedy step
+  evaluates sum_k log(cover_k + exp s(k,c)) for every remaining candidate, B * n * P logs for
+  n ~ 100-500 candidates, P probes. This issue made the rest exact-but-cheaper (bit-identical
+  results): exp s(k,c) is computed once per selection instead of once per step, and the edge
+  term's log(conn_p + link) once per pick and step for both link values instead of once per
+  (candidate, pick) pair. Measured by hand, not by this command, with
+  `tabret_bench --benchmark_filter=Crush` before and after the change: `CrushObjective/400`
+  1,792 -> 753 us CPU, `CrushObjective/100` 295 -> 184 us.
+  The column search (one GEMM of the batch's probes against all columns) is the other half of
+  CRUSH's time.
 - **MURRE's paper form** extends every beam by every table of the catalog (per_beam = 0): 5
   beams x 876 tables sorted and hashed per hop on SpiderUnion. The reference form
   (`MurreRetriever.reference`, top 3B per beam, re-rank the hop-1 top 100) does a fraction
   of that work.
-- **ATR's similarity scorer** recomputes each question's catalog top-`depth` cosines (a
-  search over all tables) at every window step to set a threshold that does not change
-  between steps; the Python reference computes it once. Caching the threshold per question
-  for the duration of one `adaptive_rerank` would make the walk itself (microseconds, see
-  `SlidingWindow`) the cost.
+- **ATR is slower in tabret than in the Python reference** because of the training-free
+  similarity scorer, not the window walk (`SlidingWindow`: microseconds): the scorer recomputes
+  each question's catalog top-`depth` cosines (a search over all tables) at every window step
+  to set a threshold that does not change between steps, where the Python reference computes
+  it once. Caching the threshold per question for the duration of one `adaptive_rerank` (or
+  computing it in the first stage) would remove it; not done here (it changes the scorer's
+  stateless contract). With a trained cross-encoder as scorer, the model call dominates anyway.
 - **Exact column search over 532k columns** reads 2.2 GB of float32 vectors per query
   batch: memory-bound, hundreds of ms for one question. HNSW meets the latency target; its
   build time over 532k x 1024-dim vectors on 2 cores is what the build target measures (a
