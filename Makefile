@@ -71,6 +71,6 @@ format:
 
 # docs/benchmarks.md: speed against Python reference shapes, scale (SocialDB, Spider 2.0-lite),
 # callback economy, C++ micro-benchmarks (needs libbenchmark-dev), a perf profile. JSON in
-# build/bench/. About 25 minutes on 2 cores; `$(PYTHON) bench/run.py --quick` is shorter.
+# build/bench/. About an hour on 2 cores; `$(PYTHON) bench/run.py --quick` is shorter.
 bench:
 	$(PYTHON) bench/run.py

@@ -10,8 +10,8 @@ Parts (each writes JSON to build/bench/):
   report      docs/benchmarks.md and docs/benchmarks_scale.png from the JSON above
 
 Everything runs under ``nice -n 5`` with one BLAS thread (both sides single-threaded, so the
-ratio compares implementations, not thread counts). The full run takes about 25 minutes on 2
-cores, most of it the HNSW build over Spider 2.0-lite's 532,388 columns.
+ratio compares implementations, not thread counts). The full run takes about an hour on 2
+shared cores, most of it the HNSW build over Spider 2.0-lite's 532,388 columns.
 """
 
 from __future__ import annotations
