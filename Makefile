@@ -3,11 +3,11 @@
 PYTHON ?= python3
 BUILD ?= build/cmake
 JOBS ?= 2
-PY_SOURCES := python tests/python examples/python
+PY_SOURCES := python tests/python examples/python bench
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
 .PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan plot \
-	fuzz fuzz-smoke
+	fuzz fuzz-smoke bench
 
 deps:
 	scripts/install-deps.sh
@@ -78,3 +78,9 @@ format:
 	$(PYTHON) -m ruff format $(PY_SOURCES)
 	$(PYTHON) -m ruff check --fix $(PY_SOURCES)
 	clang-format -i $(CXX_SOURCES)
+
+# docs/benchmarks.md: speed against Python reference shapes, scale (SocialDB, Spider 2.0-lite),
+# callback economy, C++ micro-benchmarks (needs libbenchmark-dev), a perf profile. JSON in
+# build/bench/. About an hour on 2 cores; `$(PYTHON) bench/run.py --quick` is shorter.
+bench:
+	$(PYTHON) bench/run.py

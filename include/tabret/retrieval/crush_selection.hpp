@@ -91,17 +91,31 @@ template <class S, class L>
     std::vector<double> cover(probes, 0.0), conn(n, 0.0);
     std::vector<bool> chosen(n, false);
     std::vector<crush_pick> picks;
+    // exp s(k, c) once; per step, log(conn_p + link) of each pick for both link values (the
+    // same numbers, summed in the same order, as evaluating them per candidate).
+    std::vector<double> exp_s(probes * n);
+    for (std::size_t k = 0; k < probes; ++k)
+        for (std::size_t c = 0; c < n; ++c) exp_s[k * n + c] = std::exp(double{s(k, c)});
+    std::vector<double> log_plain, log_linked;
     while (picks.size() < std::min(budget, n)) {
+        if (edges) {
+            log_plain.clear();
+            log_linked.clear();
+            for (const auto& p : picks) {
+                log_plain.push_back(std::log(conn[p.candidate] + 1.0));
+                log_linked.push_back(std::log(conn[p.candidate] + e_linked));
+            }
+        }
         std::size_t best = n;
         double best_value = -std::numeric_limits<double>::infinity();
         for (std::size_t c = 0; c < n; ++c) {
             if (chosen[c]) continue;
             double value = 0.0;
-            for (std::size_t k = 0; k < probes; ++k)
-                value += std::log(cover[k] + std::exp(double{s(k, c)}));
+            for (std::size_t k = 0; k < probes; ++k) value += std::log(cover[k] + exp_s[k * n + c]);
             if (edges) {
                 double e = std::log(conn[c] + link(c, c));
-                for (const auto& p : picks) e += std::log(conn[p.candidate] + link(p.candidate, c));
+                for (std::size_t i = 0; i < picks.size(); ++i)
+                    e += link(picks[i].candidate, c) == 1.0 ? log_plain[i] : log_linked[i];
                 value += double{params.lambda} * e;
             }
             if (value > best_value) {
@@ -113,7 +127,7 @@ template <class S, class L>
         const auto k = detail::crush::picking_probe(s, cover, best);
         picks.push_back({best, k, s(k, best)});
         chosen[best] = true;
-        for (std::size_t j = 0; j < probes; ++j) cover[j] += std::exp(double{s(j, best)});
+        for (std::size_t j = 0; j < probes; ++j) cover[j] += exp_s[j * n + best];
         if (edges)
             for (std::size_t c = 0; c < n; ++c) conn[c] += link(c, best);
     }

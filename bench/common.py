@@ -1,0 +1,163 @@
+"""Shared pieces of the benchmarks: timed callbacks, a precomputed-vector embedder, machine
+facts and JSON output."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from tabret import HashingEmbedder
+from tabret.rewriting import RewriteRequest, RewriteResult
+
+FloatArray = npt.NDArray[np.float32]
+
+REPO = Path(__file__).resolve().parents[1]
+OUT = REPO / "build" / "bench"
+
+
+class Clock:
+    """Accumulates the seconds spent inside callbacks (to be subtracted from a total)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
+    def reset(self) -> None:
+        self.seconds = 0.0
+        self.calls = 0
+
+
+def normalized(rows: FloatArray) -> FloatArray:
+    """Rows L2-normalised in float32, as tabret does."""
+    norms = np.linalg.norm(rows, axis=1, keepdims=True).astype(np.float32)
+    norms[norms == 0] = 1.0
+    out: FloatArray = (rows / norms).astype(np.float32)
+    return out
+
+
+class LookupEmbedder:
+    """An embedder answering from stored vectors (text -> hashing vector, L2-normalised). A text
+    seen for the first time is embedded with the hashing embedder and stored, so a warm-up run
+    fills the store and a timed run only looks up. Every call is timed on ``clock``."""
+
+    def __init__(self, name: str = "hashing-lookup", dim: int = 1024) -> None:
+        self._name = name
+        self._hashing = HashingEmbedder(dim=dim)
+        self._rows: dict[str, FloatArray] = {}
+        self.clock = Clock()
+        self.texts = 0
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def vectors(self, texts: Sequence[str]) -> FloatArray:
+        """Stored vectors of ``texts`` (computed on a miss), not timed."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
+        if missing:
+            rows = normalized(np.asarray(self._hashing.embed(missing), dtype=np.float32))
+            self._rows.update(zip(missing, rows, strict=True))
+        if not texts:
+            return np.zeros((0, self._hashing.dim), dtype=np.float32)
+        return np.stack([self._rows[t] for t in texts])
+
+    def embed(self, texts: list[str]) -> FloatArray:
+        start = time.process_time()
+        out = self.vectors(texts)
+        self.clock.seconds += time.process_time() - start
+        self.clock.calls += 1
+        self.texts += len(texts)
+        return out
+
+
+RewriteKey = tuple[str, tuple[int, ...]]
+
+
+class RecordedRewriter:
+    """Wraps a rewriter: each (question, path) is rewritten once by ``inner`` and remembered;
+    later calls answer from the record. Every call is timed on ``clock``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.record: dict[RewriteKey, RewriteResult] = {}
+        self.clock = Clock()
+        self.requests = 0
+
+    def lookup(self, requests: Sequence[RewriteRequest]) -> list[RewriteResult]:
+        keys = [(r.question, tuple(r.path)) for r in requests]
+        missing = [r for r, key in zip(requests, keys, strict=True) if key not in self.record]
+        if missing:
+            answers = self.inner.rewrite(missing)
+            for r, a in zip(missing, answers, strict=True):
+                self.record[(r.question, tuple(r.path))] = a
+        return [self.record[key] for key in keys]
+
+    def rewrite(self, requests: Sequence[RewriteRequest | str]) -> list[RewriteResult]:
+        start = time.process_time()
+        reqs = [RewriteRequest(r) if isinstance(r, str) else r for r in requests]
+        out = self.lookup(reqs)
+        self.clock.seconds += time.process_time() - start
+        self.clock.calls += 1
+        self.requests += len(reqs)
+        return out
+
+
+def timed_llm(
+    fn: Callable[[list[str]], list[str]], clock: Clock
+) -> Callable[[list[str]], list[str]]:
+    """``fn`` with its time and calls counted on ``clock``."""
+
+    def call(prompts: list[str]) -> list[str]:
+        start = time.process_time()
+        out = fn(prompts)
+        clock.seconds += time.process_time() - start
+        clock.calls += 1
+        return out
+
+    return call
+
+
+def machine() -> dict[str, Any]:
+    """CPU model, cores, memory, versions: the facts docs/benchmarks.md starts with."""
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_kib = 0
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                mem_kib = int(line.split()[1])
+    except OSError:
+        pass
+    return {
+        "cpu": model or platform.processor(),
+        "cores": len(os.sched_getaffinity(0)),
+        "memory_gib": round(mem_kib / 2**20, 1),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "platform": platform.platform(),
+    }
+
+
+def write_json(name: str, data: Any) -> Path:
+    OUT.mkdir(parents=True, exist_ok=True)
+    path = OUT / name
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values, dtype=np.float64), q))

@@ -1,0 +1,105 @@
+"""One command for every benchmark of issue 11: ``python3 bench/run.py`` (or ``make bench``).
+
+Parts (each writes JSON to build/bench/):
+  algorithms  per-method selection step, tabret vs the Python reference shape (algorithms.json)
+  callbacks   embedder / LLM calls and prompt tokens per question (callbacks.json)
+  scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json)
+  micro       the C++ Google Benchmark micro-benchmarks, default flags and -march=native
+              (micro.json, micro_native.json); needs libbenchmark-dev
+  profile     perf profile of the slowest selection step (profile.txt)
+  report      docs/benchmarks.md and docs/benchmarks_scale.png from the JSON above
+
+Everything runs under ``nice -n 5`` with one BLAS thread (both sides single-threaded, so the
+ratio compares implementations, not thread counts). The full run takes about an hour on 2
+shared cores, most of it the HNSW build over Spider 2.0-lite's 532,388 columns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PARTS = ("algorithms", "callbacks", "micro", "profile", "scale", "report")
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python"), str(REPO)])
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    return env
+
+
+def _run(cmd: Sequence[str]) -> None:
+    print("+", " ".join(cmd), flush=True)
+    subprocess.run(["nice", "-n", "5", *cmd], cwd=REPO, env=_env(), check=True)
+
+
+def _python(module: str, *args: str) -> None:
+    _run([sys.executable, "-m", module, *args])
+
+
+def _micro(build: str, native: bool, out: str, min_time: str) -> None:
+    flags = [
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DTABRET_BUILD_BENCH=ON",
+        f"-DTABRET_BENCH_NATIVE={'ON' if native else 'OFF'}",
+        "-DTABRET_BUILD_TESTS=OFF",
+        "-DTABRET_BUILD_EXAMPLES=OFF",
+        "-DTABRET_BUILD_TOOLS=OFF",
+        "-DTABRET_INSTALL=OFF",
+        "-DTABRET_WERROR=ON",
+    ]
+    _run(["cmake", "-S", ".", "-B", build, "-G", "Ninja", *flags])
+    _run(["cmake", "--build", build, "-j2", "--target", "tabret_bench"])
+    _run(
+        [
+            f"{build}/bench/cpp/tabret_bench",
+            f"--benchmark_min_time={min_time}",
+            "--benchmark_format=console",
+            f"--benchmark_out=build/bench/{out}",
+            "--benchmark_out_format=json",
+        ]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS))
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="smaller runs (100 questions, scale up to 100k columns, no HNSW above 100k)",
+    )
+    args = p.parse_args(argv)
+    (REPO / "build" / "bench").mkdir(parents=True, exist_ok=True)
+    questions = "100" if args.quick else "300"
+    if "algorithms" in args.parts:
+        _python("bench.algorithms", "--questions", questions)
+    if "callbacks" in args.parts:
+        _python("bench.callbacks", "--questions", "50")
+    if "micro" in args.parts:
+        min_time = "0.1" if args.quick else "0.5"
+        _micro("build/bench-cpp", False, "micro.json", min_time)
+        _micro("build/bench-cpp-native", True, "micro_native.json", min_time)
+    if "profile" in args.parts:
+        _python("bench.profile")
+    if "scale" in args.parts:
+        extra = ["--hnsw-max", "100000", "--sizes", "1000", "10000"] if args.quick else []
+        _python("bench.scale", *extra)
+    if "report" in args.parts:
+        _python("bench.report")
+    return 0
+
+
+if __name__ == "__main__":
+    if __package__ in (None, ""):
+        sys.path[:0] = [str(REPO / "python"), str(REPO)]
+    raise SystemExit(main())

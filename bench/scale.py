@@ -1,0 +1,261 @@
+"""Part 2: scale. Index build time, query latency (p50/p99), peak memory and HNSW recall
+against exact search, on the SocialDB warehouse schema (1,046 tables, 18,891 columns) and
+Spider 2.0-lite (8,255 tables, 532,388 columns), with the hashing embedder (1024 dims); and
+how the cost grows with the number of indexed columns (Spider 2.0-lite prefixes).
+
+Every configuration runs in its own process (``--worker``), so its peak RSS (ru_maxrss) is its
+own: catalog + table index (+ HNSW graphs) + one query batch. Queries are Spider 2.0-lite
+questions (SocialDB has none), one question per call, through the Python binding: each call
+embeds the question (hashing, C++) and searches. Recall@10 of HNSW is measured against the
+exact index's top 10 for the same questions. Query latencies are CPU time of the querying
+process (a search runs on one thread; the machine is shared, so wall time carries other
+tenants' load; the wall p50 is recorded too). Build time is wall time (the HNSW build uses
+every core), its CPU time recorded beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gc
+import gzip
+import json
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench.common import OUT, machine, percentile, write_json
+from tabret import Catalog, HashingEmbedder, _core
+from tabret.datasets import data_dir
+
+SPIDER2 = "spider2-lite/spider2_lite_schema.json.gz"
+SOCIALDB = "crush4sql/demo/utils/ndap_super.json"
+
+
+def _names(value: Any) -> list[str]:
+    """A list field, stored either as a list or as its Python repr."""
+    if isinstance(value, str):
+        parsed = ast.literal_eval(value)
+        return [str(x) for x in parsed]
+    return [str(x) for x in value]
+
+
+def _distinct(names: list[str]) -> list[tuple[int, str]]:
+    """(position, name) of the first of each case-insensitively equal name (tabret rejects
+    duplicate column names; both schemas have a few that differ only in case)."""
+    seen: set[str] = set()
+    out = []
+    for i, name in enumerate(names):
+        if name.lower() not in seen:
+            seen.add(name.lower())
+            out.append((i, name))
+    return out
+
+
+def socialdb_catalog(root: Path) -> Catalog:
+    """SocialDB: one database, a table per dataset (its name), its columns."""
+    raw = json.loads((root / SOCIALDB).read_text(encoding="utf-8"))
+    cat = Catalog()
+    db = cat.add_database("socialdb")
+    for key, entry in raw.items():
+        t = cat.add_table(db, f"t{key}", str(entry["name"]), str(entry.get("overview", ""))[:200])
+        for _, name in _distinct(_names(entry["columns"])):
+            cat.add_column(t, name)
+    return cat
+
+
+def spider2_catalog(root: Path, max_columns: int = 0) -> Catalog:
+    """Spider 2.0-lite: a database per schema key, its tables and columns; with
+    ``max_columns``, whole tables in file order until that many columns."""
+    with gzip.open(root / SPIDER2, "rt", encoding="utf-8") as f:
+        raw = json.load(f)
+    cat = Catalog()
+    columns = 0
+    for db_name, tables in raw.items():
+        if max_columns and columns >= max_columns:
+            break
+        # a few database and table names differ only in case; tabret's names are
+        # case-insensitive, so later ones get a numbered suffix
+        name = db_name
+        while cat.find_database(name) is not None:
+            name += "_2"
+        db = cat.add_database(name)
+        for table in tables:
+            if max_columns and columns >= max_columns:
+                break
+            table_name = table["table_fullname"]
+            while cat.find_table(name, table_name) is not None:
+                table_name += "_2"
+            t = cat.add_table(db, table_name)
+            names = _names(table["column_names"])
+            types = _names(table["column_types"])
+            for i, name in _distinct(names):
+                cat.add_column(t, name, types[i] if i < len(types) else "")
+                columns += 1
+    return cat
+
+
+def spider2_questions(root: Path, n: int) -> list[str]:
+    lines = (root / "spider2-lite/spider2-lite.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line)["question"] for line in lines[:n]]
+
+
+def _peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _rss_mib() -> float:
+    """Current resident set size (VmRSS)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def worker(spec: dict[str, Any]) -> dict[str, Any]:
+    """Builds one index and queries it; returns its measurements."""
+    root = data_dir()
+    start = time.perf_counter()
+    if spec["catalog"] == "socialdb":
+        cat = socialdb_catalog(root)
+    else:
+        cat = spider2_catalog(root, spec.get("max_columns", 0))
+    load_s = time.perf_counter() - start
+    gc.collect()
+    rss_catalog = _rss_mib()
+    embedder = HashingEmbedder()
+    start, cpu = time.perf_counter(), time.process_time()
+    index = _core.TableIndex.build(
+        cat, embedder, embedder.name, columns=True, kind=spec["kind"], progress=None
+    )
+    build_s = time.perf_counter() - start
+    build_cpu_s = time.process_time() - cpu
+    rss_index = _rss_mib()
+    retriever = _core.DenseRetriever(index, embedder, embedder.name)
+    questions = spider2_questions(root, spec["queries"])
+    table_ms, column_ms, table_wall, column_wall, tops = [], [], [], [], []
+    retriever.retrieve(questions[:1], 10, 10)  # warm-up
+    for q in questions:
+        start, cpu = time.perf_counter(), time.process_time()
+        retriever.retrieve([q], 10)
+        table_ms.append(1000 * (time.process_time() - cpu))
+        table_wall.append(1000 * (time.perf_counter() - start))
+        start, cpu = time.perf_counter(), time.process_time()
+        r = retriever.retrieve([q], 10, 10)[0]
+        column_ms.append(1000 * (time.process_time() - cpu))
+        column_wall.append(1000 * (time.perf_counter() - start))
+        tops.append(
+            [
+                [[t.table, t.score] for t in r.tables],
+                [[c.column, c.score] for c in r.columns],
+            ]
+        )
+    return {
+        **spec,
+        "tables": cat.num_tables,
+        "columns": cat.num_columns,
+        "catalog_load_s": load_s,
+        "build_s": build_s,
+        "build_cpu_s": build_cpu_s,
+        "table_wall_p50_ms": percentile(table_wall, 50),
+        "column_wall_p50_ms": percentile(column_wall, 50),
+        "table_p50_ms": percentile(table_ms, 50),
+        "table_p99_ms": percentile(table_ms, 99),
+        "column_p50_ms": percentile(column_ms, 50),
+        "column_p99_ms": percentile(column_ms, 99),
+        "rss_catalog_mib": rss_catalog,
+        "index_mib": rss_index - rss_catalog,
+        "rss_mib": _rss_mib(),
+        "peak_rss_mib": _peak_rss_mib(),
+        "top": tops,
+    }
+
+
+Top = list[list[list[list[float]]]]  # per query: [tables, columns], each [[id, score], ...]
+
+
+def _recall(exact: Top, approx: Top, level: int) -> tuple[float, float]:
+    """(recall by id, recall by score): the share of the exact top 10 found by id, and the
+    share of the approximate top 10 scoring at least the exact 10th score (ties count: many
+    Spider 2.0-lite columns have identical texts, so the exact top 10 is one arbitrary pick
+    among equal scores)."""
+    by_id = by_score = total = 0
+    for e, a in zip(exact, approx, strict=True):
+        ids = {int(x[0]) for x in e[level]}
+        by_id += sum(1 for x in a[level] if int(x[0]) in ids)
+        kth = min((x[1] for x in e[level]), default=0.0)
+        by_score += sum(1 for x in a[level] if x[1] >= kth - 1e-6)
+        total += len(e[level])
+    n = max(total, 1)
+    return 100.0 * by_id / n, 100.0 * by_score / n
+
+
+def run_worker(spec: dict[str, Any], timeout: int) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "bench.scale", "--worker", json.dumps(spec)]
+    print(f"  {spec} ...", flush=True)
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=True)
+    except subprocess.TimeoutExpired:
+        return {**spec, "error": f"did not finish within {timeout} s"}
+    except subprocess.CalledProcessError as err:
+        why = err.stderr.strip().splitlines()[-1] if err.stderr else "failed"
+        print(f"    failed: {why}", flush=True)
+        return {**spec, "error": why}
+    result: dict[str, Any] = json.loads(out.stdout.strip().splitlines()[-1])
+    print(
+        f"    build {result['build_s']:.1f} s, tables p50 {result['table_p50_ms']:.2f} ms, "
+        f"columns p50 {result['column_p50_ms']:.2f} ms, index {result['index_mib']:.0f} MiB, "
+        f"peak {result['peak_rss_mib']:.0f} MiB",
+        flush=True,
+    )
+    return result
+
+
+def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict[str, Any]:
+    configs: list[dict[str, Any]] = [{"catalog": "socialdb"}]
+    configs += [{"catalog": "spider2", "max_columns": n} for n in sizes]
+    configs.append({"catalog": "spider2", "max_columns": 0})
+    rows = []
+    for config in configs:
+        exact = run_worker({**config, "kind": "exact", "queries": queries}, timeout)
+        rows.append(exact)
+        columns = exact.get("columns", config.get("max_columns", 0))
+        if columns and hnsw_max and columns > hnsw_max:
+            rows.append({**config, "kind": "hnsw", "error": f"skipped (> {hnsw_max} columns)"})
+            continue
+        hnsw = run_worker({**config, "kind": "hnsw", "queries": queries}, timeout)
+        if "top" in exact and "top" in hnsw:
+            for level, name in ((0, "table"), (1, "column")):
+                by_id, by_score = _recall(exact["top"], hnsw["top"], level)
+                hnsw[f"{name}_recall_at_10"] = by_id
+                hnsw[f"{name}_score_recall_at_10"] = by_score
+        rows.append(hnsw)
+    for row in rows:
+        row.pop("top", None)
+    return {"machine": machine(), "queries": queries, "rows": rows}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--timeout", type=int, default=2400, help="seconds per configuration")
+    p.add_argument(
+        "--hnsw-max", type=int, default=0, help="skip HNSW above this many columns (0: never)"
+    )
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(json.loads(args.worker))))
+        return 0
+    OUT.mkdir(parents=True, exist_ok=True)
+    write_json("scale.json", run(args.sizes, args.queries, args.timeout, args.hnsw_max))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
