@@ -155,7 +155,9 @@ def big_catalog(tables: int, columns: int = 6) -> Catalog:
 
 
 def env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    """The child imports the tabret this process imported (the source tree with a built
+    extension, or the installed package)."""
+    return {**os.environ, "PYTHONPATH": str(Path(tabret.__file__).resolve().parents[1])}
 
 
 def leftovers(target: Path) -> list[str]:
