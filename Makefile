@@ -49,7 +49,8 @@ fuzz-smoke: test-deps
 	scripts/fuzz.sh 15
 
 # AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests; ThreadSanitizer
-# over the concurrent C++ tests. Not part of `make test` (not yet run in CI: issue 12).
+# over the concurrent C++ tests. Not part of `make test` (too slow for CI on 2 cores; results
+# in docs/reliability.md).
 sanitize: test-deps
 	scripts/sanitize.sh address,undefined
 

@@ -231,7 +231,8 @@ TEST_CASE("an LLM question index asks once per build, never at query time or aft
     CHECK(built.question(0).starts_with("Which rows does "));
     CHECK(built.generator() == "llm:fake");
 
-    const reverse_retriever retriever(demo_index(), built, hashing_embedder{});
+    const hashing_embedder embedder;  // the retriever holds it by reference
+    const reverse_retriever retriever(demo_index(), built, embedder);
     const std::vector<std::string> qs = {"How many patients are in each ward?",
                                          "List the courses."};
     const auto before = retriever.retrieve(qs, {5, 3});

@@ -280,7 +280,10 @@ def test_load_recovers_a_save_interrupted_between_renames(
 
 CHILD_BUILD = textwrap.dedent(
     """
-    import sys, time
+    import signal, sys, time
+    # Python leaves SIGINT ignored when it starts with it ignored (a background job of a
+    # non-interactive shell, as CI may be): restore what an interactive Ctrl-C meets.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, sys.argv[2])
     from test_index_integrity import big_catalog
     from tabret import HashingEmbedder
