@@ -15,6 +15,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owning_retriever.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -23,19 +24,7 @@ namespace tabret::bindings {
 
 namespace {
 
-/// Owns what a crush_retriever refers to, so Python can hold it alone.
-struct py_crush_retriever {
-    py_crush_retriever(std::shared_ptr<const table_index> i, callback_embedder e,
-                       callback_rewriter r, const crush_options& o)
-        : index(std::move(i)),
-          embedder(std::move(e)),
-          rewriter(std::move(r)),
-          retriever(*index, embedder, rewriter, o) {}
-    std::shared_ptr<const table_index> index;
-    callback_embedder embedder;
-    callback_rewriter rewriter;
-    crush_retriever<callback_embedder, callback_rewriter> retriever;
-};
+using py_crush_retriever = owning_retriever<crush_retriever, crush_options>;
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owning_retriever.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -26,19 +27,7 @@ path_scoring to_scoring(const std::string& s) {
         "scoring", s, {{"paper", path_scoring::paper}, {"reference", path_scoring::reference}});
 }
 
-/// Owns what a murre_retriever refers to, so Python can hold it alone.
-struct py_murre_retriever {
-    py_murre_retriever(std::shared_ptr<const table_index> i, callback_embedder e,
-                       callback_rewriter r, murre_options o)
-        : index(std::move(i)),
-          embedder(std::move(e)),
-          rewriter(std::move(r)),
-          retriever(*index, embedder, rewriter, o) {}
-    std::shared_ptr<const table_index> index;
-    callback_embedder embedder;
-    callback_rewriter rewriter;
-    murre_retriever<callback_embedder, callback_rewriter> retriever;
-};
+using py_murre_retriever = owning_retriever<murre_retriever, murre_options>;
 
 /// Owns the embedder a cached_embedder wraps.
 struct py_cached_embedder {

@@ -166,15 +166,26 @@ def _method(args: argparse.Namespace, index: TableIndex) -> _Retriever:
     return AdaptiveRetriever(DenseRetriever(index), scorer)
 
 
-def _reverse(args: argparse.Namespace, index: TableIndex) -> _Retriever:
+def reverse_retriever(index: TableIndex, questions: str) -> _Retriever:
+    """Reverse Engineering over template questions, or questions saved by
+    ``GeneratedQuestions.save`` (e.g. written once by an LLM) for this index."""
     from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
+    generated = (
+        GeneratedQuestions.build(index)
+        if questions == "template"
+        else GeneratedQuestions.load(questions, index)
+    )
+    return ReverseRetriever(index, generated)
+
+
+def _reverse(args: argparse.Namespace, index: TableIndex) -> _Retriever:
     path = Path(args.index) / QUESTIONS_DIR
     if not path.exists():
         raise ValueError(
             f"{args.index} has no generated questions: build it with `tabret index --questions`"
         )
-    return ReverseRetriever(index, GeneratedQuestions.load(path, index))
+    return reverse_retriever(index, str(path))
 
 
 def _murre(index: TableIndex, llm: LLMLike | None) -> _Retriever:

@@ -190,19 +190,6 @@ def _with_columns(retriever: _Retriever) -> RetrieveFn:
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
 
 
-def _reverse_retriever(index: TableIndex, questions: str) -> _Retriever:
-    """Reverse Engineering over template questions, or questions saved by
-    ``GeneratedQuestions.save`` (e.g. written once by an LLM) for this benchmark and embedder."""
-    from tabret.reverse import GeneratedQuestions, ReverseRetriever
-
-    generated = (
-        GeneratedQuestions.build(index)
-        if questions == "template"
-        else GeneratedQuestions.load(questions, index)
-    )
-    return ReverseRetriever(index, generated)
-
-
 _JOIN_METHODS = ("greedy-join", "jar-exact")
 
 
@@ -243,7 +230,7 @@ def _make_retriever(
     if method == "bm25":
         return LexicalRetriever(index)
     if method == "reverse":
-        return _reverse_retriever(index, args.questions)
+        return _query_cli.reverse_retriever(index, args.questions)
     if method not in _JOIN_METHODS:
         return DenseRetriever(index, hybrid=method == "hybrid")
     assert join is not None
