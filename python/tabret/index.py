@@ -30,8 +30,11 @@ def _progress(progress: Progress) -> Callable[[str, int, int], None] | None:
     def report(stage: str, done: int, total: int) -> None:
         bar = bars.get(stage)
         if bar is None:
+            what = (
+                f"HNSW graph of {stage[5:]}" if stage.startswith("hnsw ") else f"embedding {stage}"
+            )
             bar = bars[stage] = tqdm(
-                total=total, desc=f"embedding {stage}", unit="item", file=sys.stderr, leave=False
+                total=total, desc=what, unit="item", file=sys.stderr, leave=False
             )
         bar.update(done - bar.n)
         if done >= total:

@@ -8,6 +8,7 @@
 #include <tabret/io/checksum.hpp>
 #include <tabret/io/ddl.hpp>
 #include <tabret/io/file.hpp>
+#include <tabret/io/sealed_json.hpp>
 #include <tabret/io/spider_json.hpp>
 #include <tabret/join/join_graph.hpp>
 
@@ -41,14 +42,14 @@ void replace_verified(const std::filesystem::path& dir, const std::string& name,
     write_file_atomic(dir / name, data);
     auto manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
     manifest["files"][name] = {{"bytes", data.size()}, {"fnv1a64", detail::checksum_hex(data)}};
-    write_file_atomic(dir / "manifest.json", manifest.dump());
+    write_file_atomic(dir / "manifest.json", detail::sealed(manifest).dump());
 }
 
 void set_manifest_field(const std::filesystem::path& dir, const std::string& key,
                         const nlohmann::json& value) {
     auto manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
     manifest[key] = value;
-    write_file_atomic(dir / "manifest.json", manifest.dump());
+    write_file_atomic(dir / "manifest.json", detail::sealed(manifest).dump());
 }
 
 std::string message_of(const std::function<void()>& f) {
@@ -60,11 +61,11 @@ std::string message_of(const std::function<void()>& f) {
     return {};
 }
 
-/// A join graph file with a header whose sizes and checksums match @p body and @p floats.
+/// A join graph file with a sealed header whose sizes and checksums match @p body and @p floats.
 std::string join_graph_file(const catalog& cat, const std::string& body, const std::string& floats,
                             nlohmann::json extra = {}) {
     nlohmann::json h = {{"format", "tabret-join-graph"},
-                        {"version", 1},
+                        {"version", join_graph_version},
                         {"embedder", "hashing"},
                         {"names", "natural"},
                         {"catalog", detail::catalog_fingerprint(cat)},
@@ -75,7 +76,7 @@ std::string join_graph_file(const catalog& cat, const std::string& body, const s
                         {"f32_bytes", floats.size()},
                         {"f32_fnv1a64", detail::checksum_hex(floats)}};
     if (extra.is_object()) h.update(extra);
-    return h.dump() + "\n" + body + floats;
+    return detail::sealed(h).dump() + "\n" + body + floats;
 }
 
 std::string unit_floats(std::size_t rows, std::size_t dim) {

@@ -3,6 +3,7 @@
 #include <tabret/index/fusion.hpp>
 #include <tabret/index/hnsw_index.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -262,6 +263,29 @@ TEST_CASE("hnsw load rejects truncated, garbage and mismatched files", "[index][
     CHECK_THROWS_WITH(hnsw_index::load(good, 32), Catch::Contains("dimension 32"));
     CHECK_THROWS_AS(hnsw_index::load(dir.path() / "absent.hnsw", 16), io_error);
     CHECK(hnsw_index::load(good, 16).size() == 200);
+}
+
+TEST_CASE("hnsw build reports progress and stops when progress throws", "[index][hnsw]") {
+    const auto data = random_unit(3000, 8, 5);
+    for (const std::size_t threads : {1, 2}) {
+        INFO("threads " << threads);
+        std::vector<std::size_t> seen;
+        const hnsw_index index(data, {.threads = threads},
+                               [&](std::size_t done) { seen.push_back(done); });
+        REQUIRE(seen.size() >= 2);  // during the build and once at the end
+        CHECK(std::is_sorted(seen.begin(), seen.end()));
+        CHECK(seen.back() == 3000);
+        CHECK(index.size() == 3000);
+        struct cancelled {};  // not a std::exception: rethrown as it is, not wrapped
+        std::size_t calls = 0;
+        CHECK_THROWS_AS(hnsw_index(data, {.threads = threads},
+                                   [&](std::size_t) {
+                                       ++calls;
+                                       throw cancelled{};
+                                   }),
+                        cancelled);
+        CHECK(calls == 1);  // the first report stops the build
+    }
 }
 
 TEST_CASE("hnsw index of no vectors searches to nothing and round-trips", "[index][hnsw]") {

@@ -151,8 +151,15 @@ TEST_CASE("a corrupt or foreign index gives a typed error", "[retrieval][io][err
     CHECK_THROWS_WITH(table_index::load(path), Catch::Contains("catalog.json: size 10"));
     demo_index().save(path);
     auto manifest = read_text_file(path / "manifest.json");
-    manifest.replace(manifest.find("\"version\": 1"), 12, "\"version\": 9");
+    const auto original = manifest;
+    manifest.replace(manifest.find("\"version\": 2"), 12, "\"version\": 9");
     write_file_atomic(path / "manifest.json", manifest);
     CHECK_THROWS_WITH(table_index::load(path), Catch::Contains("version 9 is not supported"));
+    // A value that still parses and passes every field check is caught by the manifest's seal.
+    manifest = original;
+    manifest.replace(manifest.find("\"ef_search\": 64"), 15, "\"ef_search\": 65");
+    write_file_atomic(path / "manifest.json", manifest);
+    CHECK_THROWS_WITH(table_index::load(path),
+                      Catch::Contains("manifest.json: checksum mismatch: the manifest was edited"));
     CHECK_THROWS_AS(table_index::load(dir.path() / "missing"), io_error);
 }

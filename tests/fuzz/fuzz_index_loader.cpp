@@ -9,10 +9,11 @@
 //   mode & 3 == 3  hnsw_index::load of `tables.hnsw`, dimension 1 + (mode >> 3)
 // With mode & 4 the harness first makes the checksums right: every manifest's `files` entry
 // gets the true size and FNV-1a of the archive's file, and the join graph header the true
-// sizes, checksums and catalog fingerprint. Without that, mutated inputs almost never get past
-// verification; with it, the parsers behind the checksums (catalog JSON, BM25 JSON, matrices,
-// the HNSW structural check, question lists, join edges) see the mutated bytes.
-// A successful load is then used (searches, serialisation), and must be consistent.
+// sizes, checksums and catalog fingerprint; then the manifest or header is sealed again. Without
+// that, mutated inputs almost never get past verification; with it, the parsers behind the
+// checksums (catalog JSON, BM25 JSON, matrices, the HNSW structural check, question lists, join
+// edges) see the mutated bytes. A successful load is then used (searches, serialisation), and must
+// be consistent.
 
 #include <algorithm>
 #include <cstddef>
@@ -33,6 +34,7 @@
 #include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
+#include "tabret/io/sealed_json.hpp"
 #include "tabret/join/join_graph.hpp"
 
 namespace {
@@ -77,7 +79,7 @@ void fix_manifest(files_t& files, const std::string& prefix) {
         doc["files"][local] = {{"bytes", contents.size()},
                                {"fnv1a64", detail::checksum_hex(contents)}};
     }
-    *manifest = doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    *manifest = detail::sealed(doc).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 /// Rewrites the join graph header: sizes, checksums and catalog fingerprint made true.
@@ -98,8 +100,8 @@ void fix_join_graph(files_t& files, const catalog& cat) {
     h["f32_bytes"] = rest.size() - json_bytes;
     h["f32_fnv1a64"] = detail::checksum_hex(rest.substr(json_bytes));
     h["catalog"] = detail::catalog_fingerprint(cat);
-    *data =
-        h.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n" + std::string(rest);
+    *data = detail::sealed(h).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) +
+            "\n" + std::string(rest);
 }
 
 const catalog& fixed_catalog() {

@@ -513,10 +513,20 @@ def index_copy(tmp: Path, root: Path, name: str = "index") -> Path:
     return tmp / name
 
 
-def edit_manifest(d: Path, change: Callable[[dict[str, Any]], object]) -> None:
+def sealed(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with its own checksum made right (include/tabret/io/sealed_json.hpp), as an
+    edit that passes the manifest's seal would be; the loader's later checks are then hit."""
+    body = {k: v for k, v in doc.items() if k != "self_fnv1a64"}
+    compact = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return body | {"self_fnv1a64": fnv1a64_hex(compact.encode())}
+
+
+def edit_manifest(
+    d: Path, change: Callable[[dict[str, Any]], object], *, seal: bool = True
+) -> None:
     doc = json.loads((d / "manifest.json").read_text())
     change(doc)
-    (d / "manifest.json").write_text(json.dumps(doc, indent=2))
+    (d / "manifest.json").write_text(json.dumps(sealed(doc) if seal else doc, indent=2))
 
 
 def with_index(edit: Callable[[Path], object]) -> Callable[[Path, dict[str, Any]], object]:
@@ -529,9 +539,9 @@ def with_index(edit: Callable[[Path], object]) -> Callable[[Path, dict[str, Any]
 
 
 def with_manifest(
-    change: Callable[[dict[str, Any]], object],
+    change: Callable[[dict[str, Any]], object], *, seal: bool = True
 ) -> Callable[[Path, dict[str, Any]], object]:
-    return with_index(lambda d: edit_manifest(d, change))
+    return with_index(lambda d: edit_manifest(d, change, seal=seal))
 
 
 def other_catalog_json(d: Path) -> None:
@@ -553,13 +563,14 @@ def fnv1a64_hex(data: bytes) -> str:
 
 
 def graph_header(
-    change: Callable[[dict[str, Any]], object],
+    change: Callable[[dict[str, Any]], object], *, seal: bool = True
 ) -> Callable[[Path, dict[str, Any]], object]:
     def act(tmp: Path, s: dict[str, Any]) -> object:
         data = (s["root"] / "graph.tjg").read_bytes()
         eol = data.index(b"\n")
         header = json.loads(data[:eol])
         change(header)
+        header = sealed(header) if seal else header
         path = write(tmp / "g.tjg", json.dumps(header).encode() + data[eol:])
         return JoinGraph.load(path, s["index"])
 
@@ -612,7 +623,19 @@ SAVED_CASES = [
         "index-future-version",
         with_manifest(lambda m: m.update(version=99)),
         tabret.FileError,
-        r"manifest\.json: index format version 99 is not supported .* rebuild the index",
+        r"manifest\.json: tabret index version 99 is not supported .* rebuild it",
+    ),
+    SavedCase(
+        "index-manifest-edited",
+        with_manifest(lambda m: m["hnsw"].update(ef_search=m["hnsw"]["ef_search"] + 1), seal=False),
+        tabret.FileError,
+        r"index/manifest\.json: checksum mismatch: the manifest was edited or is corrupt",
+    ),
+    SavedCase(
+        "index-manifest-unsealed",
+        with_manifest(lambda m: m.pop("self_fnv1a64"), seal=False),
+        tabret.FileError,
+        r"index/manifest\.json: the manifest has no checksum \('self_fnv1a64'\)",
     ),
     SavedCase(
         "index-version-wrong-type",
@@ -721,6 +744,12 @@ SAVED_CASES = [
         r"g\.tjg: join graph version 7 is not supported",
     ),
     SavedCase(
+        "graph-header-edited",
+        graph_header(lambda h: h.update(embedder="hashing(dim=65)"), seal=False),
+        tabret.FileError,
+        r"g\.tjg: checksum mismatch: the header was edited or is corrupt",
+    ),
+    SavedCase(
         "graph-header-wrong-type",
         graph_header(lambda h: h.update(json_bytes="12")),
         tabret.SchemaError,
@@ -760,7 +789,13 @@ SAVED_CASES = [
         "questions-future-version",
         questions_copy(lambda d: edit_manifest(d, lambda m: m.update(version=5))),
         tabret.FileError,
-        r"questions/manifest\.json: question index version 5 is not supported",
+        r"questions/manifest\.json: tabret question index version 5 is not supported",
+    ),
+    SavedCase(
+        "questions-manifest-edited",
+        questions_copy(lambda d: edit_manifest(d, lambda m: m.update(generator="gpt"), seal=False)),
+        tabret.FileError,
+        r"questions/manifest\.json: checksum mismatch: the manifest was edited",
     ),
     SavedCase(
         "questions-count-mismatch",

@@ -15,6 +15,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -310,31 +311,52 @@ inline void check_hnsw_params(const hnsw_params& p) {
  */
 class hnsw_index {
   public:
+    /// Called while building with the number of items inserted so far (see the constructor).
+    using build_progress_fn = std::function<void(std::size_t done)>;
+
     /**
      * @brief Builds the graph over the rows of @p vectors (row i gets item id i), inserting in
      * parallel on `params.threads` threads. With more than one thread the graph depends on
      * thread timing; use threads = 1 for a reproducible graph.
+     * @param progress if set, called on the calling thread about every 1,024 insertions and
+     * once at the end; an exception it throws (a Ctrl-C, a cancel) stops the build and is
+     * rethrown unchanged.
      * @throws embedding_error if a row has NaN or infinity or the dimension is 0.
      * @throws tabret::error if a parameter is invalid or hnswlib fails (e.g. out of memory).
      * Not thread-safe with respect to @p vectors being modified concurrently.
      */
-    explicit hnsw_index(const matrix& vectors, hnsw_params params = {}) : params_(params) {
+    explicit hnsw_index(const matrix& vectors, hnsw_params params = {},
+                        const build_progress_fn& progress = {})
+        : params_(params) {
         detail::check_hnsw_params(params_);
         const auto n = static_cast<std::size_t>(vectors.rows());
         detail::check_item_count(n, "hnsw_index");
         check_embeddings(vectors, n, 0, "hnsw_index");
         if (vectors.cols() == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
         space_ = std::make_unique<detail::hnsw_space>(static_cast<std::size_t>(vectors.cols()));
+        const auto caller = std::this_thread::get_id();
+        std::atomic<std::size_t> done{0};
+        std::size_t reported = 0;  // touched by the calling thread only
+        const auto add = [&](std::size_t i) {
+            try {
+                index_->addPoint(vectors.row(i).data(), i);
+            } catch (const std::exception& e) {
+                throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
+            }
+            const auto now = ++done;
+            if (progress && std::this_thread::get_id() == caller && now - reported >= 1024)
+                progress(reported = now);
+        };
         try {
             index_ = std::make_unique<detail::hnsw_graph>(space_.get(), std::max<std::size_t>(n, 1),
                                                           params_.m, params_.ef_construction,
                                                           params_.seed);
-            const auto add = [&](std::size_t i) { index_->addPoint(vectors.row(i).data(), i); };
-            if (n > 0) add(0);  // the first point alone: it becomes the entry point
-            detail::parallel_for(1, n, params_.threads, add);
         } catch (const std::exception& e) {
             throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
         }
+        if (n > 0) add(0);  // the first point alone: it becomes the entry point
+        detail::parallel_for(1, n, params_.threads, add);
+        if (progress) progress(n);
         finish();
     }
 

@@ -37,7 +37,7 @@ concept QuestionGenerator = requires(const G& g, std::span<const table_id> table
     { g.generate(tables) } -> std::same_as<std::vector<std::string>>;
 };
 
-inline constexpr int question_index_version = 1;
+inline constexpr int question_index_version = 2;
 
 /**
  * @brief The generated question q_o of every table of one table_index and its embedding (same
@@ -160,16 +160,9 @@ class question_index {
      */
     static question_index load(const std::filesystem::path& dir, const table_index& index) {
         const auto manifest_path = (dir / "manifest.json").string();
-        const auto doc = detail::read_manifest(dir);
+        const auto doc = detail::read_manifest(dir, "tabret-questions", question_index_version,
+                                               "tabret question index");
         const detail::json_reader r(doc, manifest_path, "manifest");
-        if (r.str("format") != "tabret-questions")
-            throw io_error(fmt::format("{}: not a tabret question index (format '{}')",
-                                       manifest_path, r.str("format")));
-        if (const auto v = r.integer("version"); v != question_index_version)
-            throw io_error(
-                fmt::format("{}: question index version {} is not supported (this "
-                            "tabret reads version {}); rebuild it",
-                            manifest_path, v, question_index_version));
         const auto files = r.get("files", nlohmann::json::value_t::object);
         const auto rows = r.count("tables");
         const auto dim = r.count("dim");

@@ -43,12 +43,13 @@ struct table_index_options {
     std::size_t batch_size = 512;  ///< Texts per embedder call while building.
 };
 
-/// Progress while building: stage ("tables", "columns", "hnsw"), items done, items in stage.
+/// Progress while building: stage ("tables", "columns": embedding; "hnsw tables",
+/// "hnsw columns": graph insertions), items done, items in stage.
 /// It may throw (e.g. a Python KeyboardInterrupt) to abandon the build.
 using progress_fn =
     std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
 
-inline constexpr int table_index_version = 1;
+inline constexpr int table_index_version = 2;
 
 namespace detail {
 
@@ -123,9 +124,10 @@ class table_index {
 
     /**
      * @brief Writes the index as a directory: manifest.json (format, version, options, embedder,
-     * per-file size and checksum), catalog.json, vector files, bm25.json and HNSW graphs.
-     * Everything is written into a temporary sibling directory and fsynced, then swapped in; an
-     * interrupted save leaves the previous index intact. @throws io_error.
+     * per-file size and checksum, sealed by its own checksum), catalog.json, vector files,
+     * bm25.json and HNSW graphs. Everything is written into a temporary sibling directory and
+     * fsynced, then swapped in; an interrupted save leaves the previous index intact. @throws
+     * io_error.
      */
     void save(const std::filesystem::path& dir) const {
         detail::save_directory(
@@ -146,23 +148,16 @@ class table_index {
     }
 
     /**
-     * @brief Loads a directory written by save(). Every file's size and checksum is verified
-     * before it is parsed.
+     * @brief Loads a directory written by save(). The manifest's own checksum and every file's
+     * size and checksum are verified before anything is parsed.
      * @throws io_error for a missing directory or file, another format version, a size or
-     * checksum mismatch (corrupt file); parse_error / schema_error for a bad manifest.
+     * checksum mismatch (corrupt or edited file); parse_error / schema_error for a bad manifest.
      */
     static table_index load(const std::filesystem::path& dir) {
         const auto manifest_path = (dir / "manifest.json").string();
-        const auto doc = detail::read_manifest(dir);
+        const auto doc =
+            detail::read_manifest(dir, "tabret-index", table_index_version, "tabret index");
         const detail::json_reader r(doc, manifest_path, "manifest");
-        if (r.str("format") != "tabret-index")
-            throw io_error(fmt::format("{}: not a tabret index (format '{}')", manifest_path,
-                                       r.str("format")));
-        if (const auto v = r.integer("version"); v != table_index_version)
-            throw io_error(fmt::format(
-                "{}: index format version {} is not supported (this tabret reads version {}); "
-                "rebuild the index",
-                manifest_path, v, table_index_version));
         const auto files = r.get("files", nlohmann::json::value_t::object);
         auto read_json = [&](const std::string& name) {
             return detail::parse_json(detail::read_verified(dir, files, name),
@@ -221,13 +216,17 @@ class table_index {
         });
     }
 
+    /// HNSW graphs over the vectors; progress stages "hnsw tables" and "hnsw columns" count
+    /// inserted items.
     void build_hnsw(const progress_fn& progress) {
-        tables_hnsw_.emplace(tables_.vectors(), options_.hnsw);
-        if (progress) progress("hnsw", 1, columns_ ? 2 : 1);
-        if (columns_) {
-            columns_hnsw_.emplace(columns_->vectors(), options_.hnsw);
-            if (progress) progress("hnsw", 2, 2);
-        }
+        const auto graph = [&](const exact_index& vectors, std::string_view stage) {
+            const auto total = vectors.size();
+            hnsw_index::build_progress_fn report;
+            if (progress) report = [&](std::size_t done) { progress(stage, done, total); };
+            return hnsw_index(vectors.vectors(), options_.hnsw, report);
+        };
+        tables_hnsw_.emplace(graph(tables_, "hnsw tables"));
+        if (columns_) columns_hnsw_.emplace(graph(*columns_, "hnsw columns"));
     }
 
     nlohmann::json manifest(const nlohmann::json& files) const {

@@ -1,15 +1,18 @@
 #pragma once
 /// @file io/manifest.hpp
 /// @brief The conventions every saved tabret directory follows (internal): files listed in
-/// manifest.json with their size and FNV-1a checksum, verified before they are parsed; float
+/// manifest.json with their size and FNV-1a checksum, verified before they are parsed, and the
+/// manifest sealed with its own checksum (io/sealed_json.hpp); float
 /// matrices as raw row-major bytes; the whole directory written beside the target and swapped in.
 
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <cerrno>
-#include <cstdio>
+#include <signal.h>
 
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -24,6 +27,7 @@
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/io/sealed_json.hpp"
 
 namespace tabret::detail {
 
@@ -108,11 +112,41 @@ inline void recover_backup(const std::filesystem::path& dir) {
     if (!best.empty()) std::filesystem::rename(best, dir, ec);  // a racing loader may win
 }
 
+/// Whether process @p pid has ended (it cannot be signalled: no such process).
+inline bool process_gone(long pid) {
+    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH;
+}
+
+/**
+ * @brief Removes what killed saves of @p dir left beside it: `<dir>.tmp-<pid>` and
+ * `<dir>.old-<pid>` directories whose process has ended. Called by save_directory after
+ * recover_backup, so a backup that is the only copy is restored first, never removed.
+ */
+inline void remove_stale_siblings(const std::filesystem::path& dir) {
+    std::error_code ec;
+    const auto name = dir.filename().string();
+    const auto parent = dir.has_parent_path() ? dir.parent_path() : std::filesystem::path(".");
+    for (const auto& entry : std::filesystem::directory_iterator(parent, ec)) {
+        const auto sibling = entry.path().filename().string();
+        for (const std::string_view kind : {".tmp-", ".old-"}) {
+            const auto prefix = name + std::string(kind);
+            if (!sibling.starts_with(prefix)) continue;
+            const auto digits = std::string_view(sibling).substr(prefix.size());
+            long pid = 0;
+            const auto [end, err] =
+                std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+            if (err == std::errc() && end == digits.data() + digits.size() && process_gone(pid))
+                std::filesystem::remove_all(entry.path(), ec);
+        }
+    }
+}
+
 /**
  * @brief Saves a directory the tabret way: @p write_files(tmp, put) writes every data file
  * through `put` (atomic write, size and checksum recorded), then @p manifest(files) gives the
- * manifest.json document; everything lands in a temporary sibling that is swapped in, so an
- * interrupted save leaves the previous directory intact. @throws io_error.
+ * manifest.json document, which is sealed; everything lands in a temporary sibling that is
+ * swapped in, so an interrupted save leaves the previous directory intact (and the next save
+ * removes its leftovers: remove_stale_siblings). @throws io_error.
  */
 inline void save_directory(
     const std::filesystem::path& dir,
@@ -120,6 +154,8 @@ inline void save_directory(
         write_files,
     const std::function<nlohmann::json(const nlohmann::json& files)>& manifest) {
     check_replaceable(dir);
+    recover_backup(dir);
+    remove_stale_siblings(dir);
     const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", dir.string(), ::getpid()));
     std::error_code ec;
     std::filesystem::remove_all(tmp, ec);
@@ -132,8 +168,9 @@ inline void save_directory(
             files[name] = {{"bytes", data.size()}, {"fnv1a64", checksum_hex(data)}};
         };
         write_files(tmp, put);
-        write_file_atomic(tmp / "manifest.json",
-                          dump_json(manifest(files), 2, (dir / "manifest.json").string()) + "\n");
+        write_file_atomic(
+            tmp / "manifest.json",
+            dump_json(sealed(manifest(files)), 2, (dir / "manifest.json").string()) + "\n");
         fsync_directory(tmp);
         swap_in(tmp, dir);
     } catch (...) {
@@ -143,12 +180,27 @@ inline void save_directory(
     fsync_directory(dir.has_parent_path() ? dir.parent_path() : std::filesystem::path("."));
 }
 
-/// Parses @p dir / manifest.json, after restoring an interrupted save's backup (recover_backup).
-/// @throws io_error if missing; parse_error if not JSON.
-inline nlohmann::json read_manifest(const std::filesystem::path& dir) {
+/**
+ * @brief Parses @p dir / manifest.json, after restoring an interrupted save's backup
+ * (recover_backup), and checks that it is a @p what (`"format": format`) of @p version with an
+ * intact seal.
+ * @throws io_error if missing, another format or version, or the seal does not match;
+ * parse_error if not JSON; schema_error for a format or version field of the wrong type.
+ */
+inline nlohmann::json read_manifest(const std::filesystem::path& dir, std::string_view format,
+                                    long version, std::string_view what) {
     recover_backup(dir);
-    const auto path = dir / "manifest.json";
-    return parse_json(read_text_file(path), path.string());
+    const auto path = (dir / "manifest.json").string();
+    auto doc = parse_json(read_text_file(path), path);
+    const json_reader r(doc, path, "manifest");
+    if (const auto f = r.str("format"); f != format)
+        throw io_error(fmt::format("{}: not a {} (format '{}')", path, what, f));
+    if (const auto v = r.integer("version"); v != version)
+        throw io_error(fmt::format(
+            "{}: {} version {} is not supported (this tabret reads version {}); rebuild it", path,
+            what, v, version));
+    check_seal(doc, path, "manifest");
+    return doc;
 }
 
 /**

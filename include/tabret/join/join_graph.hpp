@@ -25,6 +25,7 @@
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/io/sealed_json.hpp"
 #include "tabret/join/column_stats.hpp"
 #include "tabret/join/compatibility.hpp"
 #include "tabret/serialize.hpp"
@@ -49,7 +50,7 @@ struct join_graph_options {
     std::size_t batch_size = 512;  ///< Column texts per embedder call while building.
 };
 
-inline constexpr int join_graph_version = 1;
+inline constexpr int join_graph_version = 2;
 
 namespace detail {
 
@@ -141,7 +142,8 @@ class join_graph {
 
     /**
      * @brief Writes one file atomically: a JSON header line (format, version, embedder,
-     * catalog fingerprint, the size and FNV-1a checksum of each part), the edges as JSON and the
+     * catalog fingerprint, the size and FNV-1a checksum of each part, sealed by its own
+     * checksum), the edges as JSON and the
      * column vectors as float32. @throws io_error.
      */
     void save(const std::filesystem::path& path) const {
@@ -151,18 +153,18 @@ class join_graph {
         const std::string body = nlohmann::json{{"edges", edges}}.dump();
         const std::string floats(reinterpret_cast<const char*>(vectors_.data()),
                                  static_cast<std::size_t>(vectors_.size()) * sizeof(float));
-        const nlohmann::json header = {
-            {"format", "tabret-join-graph"},
-            {"version", join_graph_version},
-            {"embedder", embedder_name_},
-            {"names", names_ == name_style::original ? "original" : "natural"},
-            {"catalog", fingerprint_},
-            {"rows", vectors_.rows()},
-            {"dim", vectors_.cols()},
-            {"json_bytes", body.size()},
-            {"json_fnv1a64", detail::checksum_hex(body)},
-            {"f32_bytes", floats.size()},
-            {"f32_fnv1a64", detail::checksum_hex(floats)}};
+        const nlohmann::json header =
+            detail::sealed({{"format", "tabret-join-graph"},
+                            {"version", join_graph_version},
+                            {"embedder", embedder_name_},
+                            {"names", names_ == name_style::original ? "original" : "natural"},
+                            {"catalog", fingerprint_},
+                            {"rows", vectors_.rows()},
+                            {"dim", vectors_.cols()},
+                            {"json_bytes", body.size()},
+                            {"json_fnv1a64", detail::checksum_hex(body)},
+                            {"f32_bytes", floats.size()},
+                            {"f32_fnv1a64", detail::checksum_hex(floats)}});
         write_file_atomic(path,
                           detail::dump_json(header, -1, path.string()) + "\n" + body + floats);
     }
@@ -192,6 +194,7 @@ class join_graph {
                 fmt::format("{}: join graph version {} is not supported (this tabret "
                             "reads version {}); rebuild it",
                             source, v, join_graph_version));
+        detail::check_seal(h, source, "header");
         const auto json_bytes = r.count("json_bytes");
         const auto f32_bytes = r.count("f32_bytes");
         if (const auto rest = data.size() - eol - 1;
