@@ -244,8 +244,7 @@ TEST_CASE("an LLM question index asks once per build, never at query time or aft
     CHECK(loaded.questions() == built.questions());
     CHECK(loaded.vectors().vectors() == built.vectors().vectors());
     CHECK(loaded.generator() == "llm:fake");
-    CHECK(reverse_retriever(demo_index(), loaded, hashing_embedder{}).retrieve(qs, {5, 3}) ==
-          before);
+    CHECK(reverse_retriever(demo_index(), loaded, embedder).retrieve(qs, {5, 3}) == before);
     CHECK(*llm.calls == 1);
 
     // A rebuild through the same response cache is free.

@@ -30,6 +30,8 @@ template <Embedder E>
 class cached_embedder {
   public:
     explicit cached_embedder(const E& inner) : inner_(inner) {}
+    /// A temporary embedder is refused (it would dangle).
+    explicit cached_embedder(const E&&) = delete;
 
     /** @throws embedding_error when the wrapped embedder answers with a bad matrix. */
     [[nodiscard]] matrix embed(std::span<const std::string> texts) const {

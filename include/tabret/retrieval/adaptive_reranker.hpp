@@ -50,6 +50,7 @@
 
 #include <fmt/format.h>
 
+#include "tabret/borrow.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/scoring/window_scorer.hpp"
@@ -232,6 +233,10 @@ template <Retriever First, WindowScorer S>
 class adaptive_reranker {
   public:
     /** @throws error for bad options. */
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class A2, class... Rest>
+    requires detail::any_temporary<A0, A1, A2> adaptive_reranker(A0&&, A1&&, A2&&, Rest&&...)
+    = delete;
     adaptive_reranker(const First& first, const table_index& index, const S& scorer,
                       adaptive_options options = {})
         : first_(first), index_(index), scorer_(scorer), options_(options) {

@@ -18,6 +18,8 @@ namespace tabret {
 class bm25_retriever {
   public:
     explicit bm25_retriever(const table_index& index) : index_(index) {}
+    /// A temporary index is refused (it would dangle).
+    explicit bm25_retriever(const table_index&&) = delete;
 
     /** @throws error for k == 0. Tables with no term in common are not returned. */
     [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,

@@ -28,6 +28,7 @@
 #include <xtensor/xadapt.hpp>
 #include <xtensor/xtensor.hpp>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/index/top_k.hpp"
@@ -104,6 +105,10 @@ inline std::vector<std::string> probes_of(const rewrite_result& r, const std::st
 template <Embedder E, QueryRewriter R>
 class crush_retriever {
   public:
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class A2, class... Rest>
+    requires detail::any_temporary<A0, A1, A2> crush_retriever(A0&&, A1&&, A2&&, Rest&&...)
+    = delete;
     /** @throws error if @p index has no column vectors or candidate_depth is 0. */
     crush_retriever(const table_index& index, const E& embedder, const R& rewriter,
                     crush_options options = {})

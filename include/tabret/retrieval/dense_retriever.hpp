@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/fusion.hpp"
 #include "tabret/index/table_index.hpp"
@@ -30,6 +31,10 @@ struct dense_options {
 template <Embedder E>
 class dense_retriever {
   public:
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class... Rest>
+    requires detail::any_temporary<A0, A1> dense_retriever(A0&&, A1&&, Rest&&...)
+    = delete;
     dense_retriever(const table_index& index, const E& embedder, dense_options options = {})
         : index_(index), embedder_(embedder), options_(options) {}
 

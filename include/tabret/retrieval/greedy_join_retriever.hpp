@@ -9,6 +9,7 @@
 
 #include <xtensor/xview.hpp>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
@@ -94,6 +95,11 @@ struct greedy_selector {
 template <Embedder E, QueryRewriter Rw>
 class greedy_join_retriever : public join_aware_retriever<E, Rw, greedy_selector> {
   public:
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class A2, class A3, class... Rest>
+    requires detail::any_temporary<A0, A1, A2, A3> greedy_join_retriever(A0&&, A1&&, A2&&, A3&&,
+                                                                         Rest&&...)
+    = delete;
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     greedy_join_retriever(const table_index& index, const join_graph& graph, const E& embedder,
                           const Rw& rewriter, greedy_join_options options = {})

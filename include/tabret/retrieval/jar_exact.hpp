@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
@@ -372,6 +373,11 @@ template <Embedder E, QueryRewriter Rw>
 class jar_exact_retriever : public join_aware_retriever<E, Rw, jar_exact_selector> {
   public:
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class A2, class A3, class... Rest>
+    requires detail::any_temporary<A0, A1, A2, A3> jar_exact_retriever(A0&&, A1&&, A2&&, A3&&,
+                                                                       Rest&&...)
+    = delete;
     jar_exact_retriever(const table_index& index, const join_graph& graph, const E& embedder,
                         const Rw& rewriter, jar_exact_options options = {})
         : join_aware_retriever<E, Rw, jar_exact_selector>(

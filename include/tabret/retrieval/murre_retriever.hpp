@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/error.hpp"
 #include "tabret/index/table_index.hpp"
@@ -138,6 +139,10 @@ template <Embedder E, QueryRewriter R>
 class murre_retriever {
   public:
     /** @throws error for beam == 0 or hops == 0. */
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class A2, class... Rest>
+    requires detail::any_temporary<A0, A1, A2> murre_retriever(A0&&, A1&&, A2&&, Rest&&...)
+    = delete;
     murre_retriever(const table_index& index, const E& embedder, const R& rewriter,
                     murre_options options = {})
         : index_(index), embedder_(embedder), rewriter_(rewriter), options_(options) {

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/question_index.hpp"
 #include "tabret/index/table_index.hpp"
@@ -95,6 +96,10 @@ template <Embedder E>
 class reverse_retriever {
   public:
     /** @throws error when @p questions do not belong to @p index, or K == 0. */
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class A2, class... Rest>
+    requires detail::any_temporary<A0, A1, A2> reverse_retriever(A0&&, A1&&, A2&&, Rest&&...)
+    = delete;
     reverse_retriever(const table_index& index, const question_index& questions, const E& embedder,
                       reverse_options options = {})
         : index_(index), questions_(questions), embedder_(embedder), options_(std::move(options)) {

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/scoring/window_scorer.hpp"
@@ -82,6 +83,10 @@ inline float threshold_from_scores(std::span<const float> top, const similarity_
 template <Embedder E>
 class similarity_window_scorer {
   public:
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class A1, class... Rest>
+    requires detail::any_temporary<A0, A1> similarity_window_scorer(A0&&, A1&&, Rest&&...)
+    = delete;
     /** @throws error for depth 0 or a NaN/infinite value. */
     similarity_window_scorer(const table_index& index, const E& embedder,
                              similarity_threshold threshold = {})
