@@ -66,14 +66,16 @@ std::string* find(files_t& files, std::string_view name) {
     return nullptr;
 }
 
-/// Rewrites @p manifest_name's `files` entries to match the archive's files under @p prefix.
+/// Rewrites the `files` entries of the manifest under @p prefix to match the archive's files
+/// there, and seals it.
 void fix_manifest(files_t& files, const std::string& prefix) {
     auto* manifest = find(files, prefix + "manifest.json");
     if (!manifest) return;
     auto doc = nlohmann::json::parse(*manifest, nullptr, false);
-    if (!doc.is_object() || !doc.contains("files") || !doc["files"].is_object()) return;
+    if (!doc.is_object()) return;
+    const bool listed = doc.contains("files") && doc["files"].is_object();
     for (const auto& [name, contents] : files) {
-        if (!name.starts_with(prefix) || name == prefix + "manifest.json") continue;
+        if (!listed || !name.starts_with(prefix) || name == prefix + "manifest.json") continue;
         const auto local = name.substr(prefix.size());
         if (local.find('/') != std::string::npos) continue;
         doc["files"][local] = {{"bytes", contents.size()},
