@@ -29,7 +29,7 @@ demo: install
 test: test-deps
 	$(PIP) $(TORCH)
 	$(PIP) ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
-	$(MAKE) test-cpp test-python lint fuzz-smoke
+	$(MAKE) test-cpp test-python lint fuzz-smoke sanitize
 
 test-cpp:
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Debug -DTABRET_WERROR=ON
@@ -48,9 +48,10 @@ fuzz: test-deps
 fuzz-smoke: test-deps
 	scripts/fuzz.sh 15
 
-# AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests; ThreadSanitizer
-# over the concurrent C++ tests. Not part of `make test` (too slow for CI on 2 cores; results
-# in docs/reliability.md).
+# AddressSanitizer + UndefinedBehaviorSanitizer over the C++ and Python tests (part of
+# `make test`: about 45 minutes cold on 2 cores, most of it the instrumented build);
+# ThreadSanitizer over the concurrent C++ tests (`make tsan`, by hand). Results in
+# docs/reliability.md.
 sanitize: test-deps
 	scripts/sanitize.sh address,undefined
 
