@@ -38,9 +38,10 @@ inline nlohmann::json sealed(nlohmann::json doc) {
 inline void check_seal(const nlohmann::json& doc, std::string_view source, std::string_view what) {
     const auto it = doc.find(seal_field);
     if (it == doc.end() || !it->is_string())
-        throw io_error(fmt::format("{}: the {} has no checksum ('{}'): it is damaged or was "
-                                   "not written by tabret",
-                                   source, what, seal_field));
+        throw io_error(
+            fmt::format("{}: the {} has no checksum ('{}'): it is damaged or was "
+                        "not written by tabret",
+                        source, what, seal_field));
     if (it->get<std::string>() != seal_of(doc))
         throw io_error(fmt::format(
             "{}: checksum mismatch: the {} was edited or is corrupt; rebuild it", source, what));
