@@ -27,6 +27,15 @@ void expect_tabret_errors_only(F&& f) {
     }
 }
 
+/// The input of a target with modes: the first byte picks the entry point, the rest is the
+/// text. Runs @p run(mode, text) under expect_tabret_errors_only; an empty input does nothing.
+template <class F>
+void run_with_mode(const std::uint8_t* data, std::size_t size, F&& run) {
+    if (size == 0) return;
+    const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+    expect_tabret_errors_only([&] { run(data[0], text); });
+}
+
 /// A broken invariant on a successful result: a finding (libFuzzer reports the abort).
 inline void require(bool ok) {
     if (!ok) std::abort();

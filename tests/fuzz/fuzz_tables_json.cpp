@@ -49,8 +49,6 @@ void run(std::uint8_t mode, std::string_view text) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    if (size == 0) return 0;
-    const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
-    tabret::fuzz::expect_tabret_errors_only([&] { run(data[0], text); });
+    tabret::fuzz::run_with_mode(data, size, run);
     return 0;
 }

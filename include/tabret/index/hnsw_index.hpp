@@ -341,7 +341,7 @@ class hnsw_index {
             try {
                 index_->addPoint(vectors.row(i).data(), i);
             } catch (const std::exception& e) {
-                throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
+                build_failed(e);
             }
             const auto now = ++done;
             if (progress && std::this_thread::get_id() == caller && now - reported >= 1024)
@@ -352,7 +352,7 @@ class hnsw_index {
                                                           params_.m, params_.ef_construction,
                                                           params_.seed);
         } catch (const std::exception& e) {
-            throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
+            build_failed(e);
         }
         if (n > 0) add(0);  // the first point alone: it becomes the entry point
         detail::parallel_for(1, n, params_.threads, add);
@@ -506,6 +506,11 @@ class hnsw_index {
     }
 
   private:
+    /// What hnswlib threw while building (out of memory, a bad parameter), as a tabret::error.
+    [[noreturn]] static void build_failed(const std::exception& e) {
+        throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
+    }
+
     hnsw_index(std::unique_ptr<detail::hnsw_space> space, std::unique_ptr<detail::hnsw_graph> graph,
                hnsw_params params)
         : space_(std::move(space)), index_(std::move(graph)), params_(params) {
