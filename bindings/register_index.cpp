@@ -87,7 +87,8 @@ void register_index(py::module_& m) {
                 return std::make_shared<table_index>(table_index::load(dir));
             },
             py::arg("path"), py::call_guard<py::gil_scoped_release>())
-        .def("save", &table_index::save, py::arg("path"), py::call_guard<py::gil_scoped_release>())
+        .def("save", &table_index::save, py::arg("path"), py::arg("replace") = false,
+             py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("catalog", &table_index::catalog)
         .def_property_readonly("embedder_name", &table_index::embedder_name)
         .def_property_readonly("dim", &table_index::dim)

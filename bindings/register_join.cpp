@@ -8,6 +8,7 @@
 #include <tabret/retrieval/join_closure.hpp>
 #include <tabret/rewriting/llm_rewriters.hpp>
 #include <tabret/rewriting/replay_llm.hpp>
+#include <tabret/saved_index.hpp>
 
 #include <functional>
 #include <memory>
@@ -165,6 +166,39 @@ void register_graph(py::module_& m) {
         .def("__len__", [](const join_graph& g) { return g.edges().size(); });
 }
 
+/// save_index / load_index: a table index with its join graph and questions, one directory.
+void register_saved(py::module_& m) {
+    m.def(
+        "save_index",
+        [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index,
+           const std::shared_ptr<const join_graph>& graph,
+           const std::shared_ptr<const question_index>& questions, bool replace) {
+            save_index(path, *index, graph.get(), questions.get(), replace);
+        },
+        py::arg("path"), py::arg("index"), py::arg("join_graph") = nullptr,
+        py::arg("questions") = nullptr, py::arg("replace") = false,
+        py::call_guard<py::gil_scoped_release>(),
+        "Saves an index with its join graph and questions into one directory.");
+    m.def(
+        "load_index",
+        [](const std::filesystem::path& path) {
+            auto saved = [&] {
+                py::gil_scoped_release release;
+                return load_index(path);
+            }();
+            std::shared_ptr<join_graph> graph;
+            std::shared_ptr<question_index> questions;
+            if (saved.graph) graph = std::make_shared<join_graph>(std::move(*saved.graph));
+            if (saved.questions)
+                questions = std::make_shared<question_index>(std::move(*saved.questions));
+            return py::make_tuple(std::make_shared<table_index>(std::move(saved.index)), graph,
+                                  questions);
+        },
+        py::arg("path"),
+        "Loads an index directory in one consistent read: (index, join graph or None, "
+        "questions or None).");
+}
+
 void register_selectors(py::module_& m) {
     py::class_<py_greedy, std::shared_ptr<py_greedy>> greedy(m, "GreedyJoinRetriever");
     greedy.def(py::init([](std::shared_ptr<const table_index> index,
@@ -219,6 +253,7 @@ void register_selectors(py::module_& m) {
 }  // namespace
 
 void register_join(py::module_& m) {
+    register_saved(m);
     register_graph(m);
     register_selectors(m);
 }

@@ -20,7 +20,7 @@
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/ddl.hpp"
 #include "tabret/io/file.hpp"
-#include "tabret/io/manifest.hpp"
+#include "tabret/io/artifact.hpp"
 #include "tabret/io/spider_json.hpp"
 #include "tabret/io/sqlite.hpp"
 #include "tabret/join/bridges.hpp"

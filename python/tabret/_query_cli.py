@@ -7,16 +7,25 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tabret import _core
     from tabret.catalog import Catalog
     from tabret.index import TableIndex, _Retriever
     from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
     from tabret.rewriting import LLMLike
 
-QUESTIONS_DIR = "questions"
+
+@dataclass(frozen=True)
+class SavedParts:
+    """What ``tabret query`` read from the index directory besides the index (one read)."""
+
+    path: str
+    graph: _core.JoinGraph | None
+    questions: _core.QuestionIndex | None
 
 METHODS = (
     "single-hop",
@@ -70,8 +79,11 @@ def check_index_arguments(args: argparse.Namespace) -> None:
         )
 
 
-def save_extras(args: argparse.Namespace, cat: Catalog, index: TableIndex) -> None:
-    """After ``index.save(args.out)``: the join graph and the generated questions it asked for."""
+def build_extras(
+    args: argparse.Namespace, cat: Catalog, index: TableIndex
+) -> tuple[JoinGraph | None, GeneratedQuestions | None]:
+    """The join graph and the generated questions ``tabret index`` asked for, saved with it."""
+    graph = questions = None
     if args.join_graph:
         from tabret.join import JoinGraph, column_stats_from_database
 
@@ -81,13 +93,11 @@ def save_extras(args: argparse.Namespace, cat: Catalog, index: TableIndex) -> No
             stats = column_stats_from_database(cat, url, cat.databases[0].name)
             print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
         graph = JoinGraph.build(index, stats)
-        graph.save(args.out)
-        print(f"join graph: {len(graph):,} edges")
     if args.questions:
         from tabret.reverse import GeneratedQuestions
 
-        GeneratedQuestions.build(index).save(Path(args.out) / QUESTIONS_DIR)
-        print(f"generated questions: {cat.num_tables:,} (template)")
+        questions = GeneratedQuestions.build(index)
+    return graph, questions
 
 
 def add_query_arguments(p: argparse.ArgumentParser) -> None:
@@ -130,9 +140,9 @@ def _no_llm_note(method: str, what: str) -> None:
     print(f"note: {method} without --llm-url: {what}", file=sys.stderr)
 
 
-def make_retriever(args: argparse.Namespace, index: TableIndex) -> _Retriever:
+def make_retriever(args: argparse.Namespace, index: TableIndex, saved: SavedParts) -> _Retriever:
     """The retriever ``--method`` names over a loaded index (``--closure`` wraps it)."""
-    base = _method(args, index)
+    base = _method(args, index, saved)
     if not args.closure:
         return base
     from tabret.join import JoinClosure
@@ -140,7 +150,7 @@ def make_retriever(args: argparse.Namespace, index: TableIndex) -> _Retriever:
     return JoinClosure(base)
 
 
-def _method(args: argparse.Namespace, index: TableIndex) -> _Retriever:
+def _method(args: argparse.Namespace, index: TableIndex, saved: SavedParts) -> _Retriever:
     from tabret.index import DenseRetriever, LexicalRetriever
 
     method, llm = args.method, _llm(args)
@@ -149,7 +159,7 @@ def _method(args: argparse.Namespace, index: TableIndex) -> _Retriever:
     if method in ("single-hop", "hybrid"):
         return DenseRetriever(index, hybrid=method == "hybrid")
     if method == "reverse":
-        return _reverse(args, index)
+        return _reverse(index, saved)
     if method == "murre":
         return _murre(index, llm)
     if method == "crush":
@@ -159,7 +169,7 @@ def _method(args: argparse.Namespace, index: TableIndex) -> _Retriever:
             raise ValueError("crush hallucinates a schema with an LLM: give --llm-url")
         return CrushRetriever(index, llm=llm)
     if method in ("greedy-join", "jar-exact"):
-        return _join(args, index, llm)
+        return _join(args, index, saved, llm)
     from tabret.adaptive import AdaptiveRetriever, SimilarityScorer
 
     scorer = SimilarityScorer(args.threshold_rule, args.threshold)
@@ -179,13 +189,14 @@ def reverse_retriever(index: TableIndex, questions: str) -> _Retriever:
     return ReverseRetriever(index, generated)
 
 
-def _reverse(args: argparse.Namespace, index: TableIndex) -> _Retriever:
-    path = Path(args.index) / QUESTIONS_DIR
-    if not path.exists():
+def _reverse(index: TableIndex, saved: SavedParts) -> _Retriever:
+    from tabret.reverse import GeneratedQuestions, ReverseRetriever
+
+    if saved.questions is None:
         raise ValueError(
-            f"{args.index} has no generated questions: build it with `tabret index --questions`"
+            f"{saved.path} has no generated questions: build it with `tabret index --questions`"
         )
-    return reverse_retriever(index, str(path))
+    return ReverseRetriever(index, GeneratedQuestions(saved.questions, index))
 
 
 def _murre(index: TableIndex, llm: LLMLike | None) -> _Retriever:
@@ -198,21 +209,23 @@ def _murre(index: TableIndex, llm: LLMLike | None) -> _Retriever:
     return MurreRetriever(index, MurreRewriter(index.catalog, llm))
 
 
-def _graph(args: argparse.Namespace, index: TableIndex) -> JoinGraph:
-    from tabret.join import GRAPH_FILE, JoinGraph
+def _graph(index: TableIndex, saved: SavedParts) -> JoinGraph:
+    from tabret.join import JoinGraph
 
-    if not (Path(args.index) / GRAPH_FILE).exists():
+    if saved.graph is None:
         raise ValueError(
-            f"{args.index} has no join graph: build it with `tabret index --join-graph`"
+            f"{saved.path} has no join graph: build it with `tabret index --join-graph`"
         )
-    return JoinGraph.load(args.index, index)
+    return JoinGraph(saved.graph, index)
 
 
-def _join(args: argparse.Namespace, index: TableIndex, llm: LLMLike | None) -> _Retriever:
+def _join(
+    args: argparse.Namespace, index: TableIndex, saved: SavedParts, llm: LLMLike | None
+) -> _Retriever:
     from tabret.join import GreedyJoinRetriever, JarExactRetriever
     from tabret.llms import CallableLLM
 
-    graph = _graph(args, index)
+    graph = _graph(index, saved)
     if llm is None:
         _no_llm_note(args.method, "each question is its own only sub-query")
         llm = CallableLLM(lambda prompts: [""] * len(prompts), "no LLM")

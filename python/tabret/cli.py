@@ -76,9 +76,13 @@ def _cmd_index(args: argparse.Namespace) -> int:
         kind=args.kind,
         progress=not args.quiet,
     )
-    index.save(args.out)
+    graph, questions = _query_cli.build_extras(args, cat, index)
+    index.save(args.out, join_graph=graph, questions=questions, replace=args.replace)
     print(f"indexed {cat!r} with {index.embedder_name} ({args.kind}) into {args.out}")
-    _query_cli.save_extras(args, cat, index)
+    if graph is not None:
+        print(f"join graph: {len(graph):,} edges")
+    if questions is not None:
+        print(f"generated questions: {cat.num_tables:,} (template)")
     return 0
 
 
@@ -93,14 +97,15 @@ def _questions(args: argparse.Namespace) -> list[str]:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    from tabret._core import TableIndex as CoreIndex
+    from tabret._core import load_index
     from tabret.index import TableIndex
 
     questions = _questions(args)
-    core = CoreIndex.load(args.index)
+    core, graph, generated = load_index(args.index)  # one consistent read of the directory
     embedder = _embedder_arg(args.embedder or _embedder_name(core.embedder_name))
     index = TableIndex(core, embedder)  # type: ignore[arg-type]
-    results = _query_cli.make_retriever(args, index).retrieve(questions, args.k)
+    saved = _query_cli.SavedParts(args.index, graph, generated)
+    results = _query_cli.make_retriever(args, index, saved).retrieve(questions, args.k)
     if args.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
@@ -440,7 +445,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("format", choices=sorted(_LOADERS), help="what SOURCE is")
     p.add_argument("source", help="file path, or a SQLAlchemy URL for 'sqlalchemy'")
-    p.add_argument("out", metavar="INDEX_DIR", help="directory to write (replaced atomically)")
+    p.add_argument(
+        "out",
+        metavar="INDEX_DIR",
+        help="directory to write (replaced atomically; only an empty directory or one tabret "
+        "saved is ever replaced)",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="discard a join graph or generated questions saved in INDEX_DIR for another "
+        "catalog or embedder (without it, such a save is refused)",
+    )
     _add_embedding_arguments(p, "--text")
     p.add_argument(
         "--kind",

@@ -5,14 +5,18 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 
 from tabret import _core
 from tabret.catalog import Catalog
 from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder
 from tabret.results import Retrieval
 
-__all__ = ["DenseRetriever", "LexicalRetriever", "TableIndex"]
+if TYPE_CHECKING:
+    from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
+
+__all__ = ["DenseRetriever", "LexicalRetriever", "TableIndex", "load_saved"]
 
 EmbedderLike = Embedder | HashingEmbedder | Callable[[list[str]], Any] | str | None
 Progress = bool | Callable[[str, int, int], None]
@@ -96,9 +100,29 @@ class TableIndex:
         """Loads a saved index; ``embedder`` must be the one it was built with."""
         return cls(_core.TableIndex.load(path), embedder)
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes a versioned, checksummed directory; an interrupted save keeps the old one."""
-        self._core.save(path)
+    def save(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        join_graph: JoinGraph | None = None,
+        questions: GeneratedQuestions | None = None,
+        replace: bool = False,
+    ) -> None:
+        """Writes the index (with ``join_graph`` and ``questions`` when given) into one versioned,
+        checksummed directory; an interrupted save keeps the old one.
+
+        ``path`` must be missing, empty, or a directory tabret saved: anything else (a directory
+        holding files tabret did not write, a file, a symbolic link) raises
+        :class:`tabret.FileError` and is left untouched. A join graph or questions already
+        saved there for the same catalog and embedder are kept; ones made for another raise
+        :class:`tabret.FileError` unless ``replace=True``, which discards them."""
+        _core.save_index(
+            path,
+            self._core,
+            join_graph.core if join_graph is not None else None,
+            questions.core if questions is not None else None,
+            replace,
+        )
 
     @property
     def embedder_name(self) -> str:
@@ -110,6 +134,24 @@ class TableIndex:
 
     def table_text(self, table: int) -> str:
         return self._core.table_text(table)
+
+
+def load_saved(
+    path: str | os.PathLike[str], embedder: EmbedderLike = None
+) -> tuple[TableIndex, JoinGraph | None, GeneratedQuestions | None]:
+    """The index saved in ``path`` with its join graph and generated questions (``None`` where
+    none was saved), from one consistent read of the directory: they belong together even while
+    another process saves to it."""
+    from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
+
+    core, graph, questions = _core.load_index(path)
+    index = TableIndex(core, embedder)
+    return (
+        index,
+        JoinGraph(graph, index) if graph is not None else None,
+        GeneratedQuestions(questions, index) if questions is not None else None,
+    )
 
 
 class _Retriever:

@@ -54,6 +54,7 @@ GREEDY_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "reference": (3, 2, 1),
 }
 
+#: The join graph's file inside a saved index directory.
 GRAPH_FILE = "join_graph.tjg"
 
 
@@ -92,16 +93,15 @@ class JoinGraph:
 
     @classmethod
     def load(cls, path: PathLike, index: TableIndex) -> JoinGraph:
-        """Loads a graph saved for ``index``'s catalog. ``path`` may be the file or the index
-        directory it was saved into. Raises :class:`tabret.FileError` for a corrupt file."""
-        p = Path(path)
-        return cls(_core.JoinGraph.load(p / GRAPH_FILE if p.is_dir() else p, index.core), index)
+        """Loads the graph saved in the index directory ``path`` (or a ``join_graph.tjg`` file
+        taken out of one) for ``index``'s catalog. Raises :class:`tabret.FileError` for a
+        corrupt file, a directory without a graph, or a graph of another catalog."""
+        return cls(_core.JoinGraph.load(path, index.core), index)
 
     def save(self, path: PathLike) -> None:
-        """Writes one checksummed file (into ``path``/join_graph.tjg when ``path`` is a
-        directory, e.g. the saved index's)."""
-        p = Path(path)
-        self._core.save(p / GRAPH_FILE if p.is_dir() else p)
+        """Saves the graph into the index directory ``path``, which must hold its index (saved,
+        replaced and loaded with it; ``index.save(path, join_graph=graph)`` does both at once)."""
+        self._core.save(path)
 
     @property
     def core(self) -> _core.JoinGraph:

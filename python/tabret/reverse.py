@@ -92,12 +92,14 @@ class GeneratedQuestions:
 
     @classmethod
     def load(cls, path: PathLike, index: TableIndex) -> GeneratedQuestions:
-        """Loads questions saved by :meth:`save` for ``index``; a corrupt file raises
-        :class:`tabret.FileError`, questions of another index :class:`tabret.Error`."""
+        """Loads the questions saved in the index directory ``path`` for ``index``; a corrupt
+        file or a directory without questions raises :class:`tabret.FileError`, questions of
+        another index :class:`tabret.Error`."""
         return cls(_core.QuestionIndex.load(path, index.core), index)
 
     def save(self, path: PathLike) -> None:
-        """Writes a versioned, checksummed directory; an interrupted save keeps the old one."""
+        """Saves the questions into the index directory ``path``, which must hold their index
+        (saved, replaced and loaded with it; ``index.save(path, questions=q)`` does both)."""
         self._core.save(path)
 
     @property

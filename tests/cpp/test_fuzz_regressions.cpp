@@ -41,14 +41,16 @@ void replace_verified(const std::filesystem::path& dir, const std::string& name,
                       const std::string& data) {
     write_file_atomic(dir / name, data);
     auto manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
-    manifest["files"][name] = {{"bytes", data.size()}, {"fnv1a64", detail::checksum_hex(data)}};
+    manifest["parts"]["index"]["files"][name] = {{"bytes", data.size()},
+                                                 {"fnv1a64", detail::checksum_hex(data)}};
     write_file_atomic(dir / "manifest.json", detail::sealed(manifest).dump());
 }
 
+/// Sets the manifest value at JSON pointer @p key (e.g. "/parts/index/meta/dim") and reseals.
 void set_manifest_field(const std::filesystem::path& dir, const std::string& key,
                         const nlohmann::json& value) {
     auto manifest = nlohmann::json::parse(read_text_file(dir / "manifest.json"));
-    manifest[key] = value;
+    manifest[nlohmann::json::json_pointer(key)] = value;
     write_file_atomic(dir / "manifest.json", detail::sealed(manifest).dump());
 }
 
@@ -130,14 +132,14 @@ TEST_CASE("fuzz: manifest sizes that overflow or are negative", "[fuzz]") {
     table_index::build(school(), embedder, "hashing-8").save(dir);
     SECTION("dim * rows * 4 wraps to the file size") {
         // 2 tables × 2^62 floats × 4 bytes wraps to 0 bytes: allocated 2^63 floats before.
-        set_manifest_field(dir, "dim", std::int64_t{1} << 62);
+        set_manifest_field(dir, "/parts/index/meta/dim", std::int64_t{1} << 62);
         replace_verified(dir, "tables.f32", "");
         CHECK_THROWS_AS(table_index::load(dir), io_error);
         CHECK(message_of([&] { (void)table_index::load(dir); }).find("tables.f32") !=
               std::string::npos);
     }
     SECTION("negative dim") {
-        set_manifest_field(dir, "dim", -1);
+        set_manifest_field(dir, "/parts/index/meta/dim", -1);
         CHECK_THROWS_AS(table_index::load(dir), schema_error);
         CHECK(message_of([&] {
                   (void)table_index::load(dir);
@@ -207,7 +209,7 @@ TEST_CASE("fuzz: a manifest field error names the manifest (no dangling source n
     const auto dir = tmp.path() / "index";
     const hashing_embedder embedder(hashing_params{.dim = 8});
     table_index::build(school(), embedder, "hashing-8").save(dir);
-    set_manifest_field(dir, "files", "not an object");
+    set_manifest_field(dir, "/parts/index/files", "not an object");
     CHECK_THROWS_AS(table_index::load(dir), schema_error);
     const auto msg = message_of([&] { (void)table_index::load(dir); });
     CHECK(msg.find((dir / "manifest.json").string()) != std::string::npos);

@@ -158,8 +158,12 @@ TEST_CASE("the join graph survives save and load; corruption is a typed error", 
     const auto cat = school_and_shop();
     const auto g = join_graph::build(cat, hashing_embedder{}, "hashing");
     test::temp_dir dir;
-    const auto path = dir.path() / "join_graph.tjg";
-    g.save(path);
+    const auto saved = dir.path() / "idx";  // the graph is saved with its index
+    CHECK_THROWS_WITH(g.save(saved), Catch::Contains("save the index there first"));
+    table_index::build(cat, hashing_embedder{}, "hashing").save(saved);
+    g.save(saved);
+    CHECK(join_graph::load(saved, cat).edges() == g.edges());
+    const auto path = saved / join_graph::file_name;
     const auto h = join_graph::load(path, cat);
     CHECK(h.edges() == g.edges());
     CHECK(h.column_vectors() == g.column_vectors());

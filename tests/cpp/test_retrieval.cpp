@@ -152,7 +152,7 @@ TEST_CASE("a corrupt or foreign index gives a typed error", "[retrieval][io][err
     demo_index().save(path);
     auto manifest = read_text_file(path / "manifest.json");
     const auto original = manifest;
-    manifest.replace(manifest.find("\"version\": 2"), 12, "\"version\": 9");
+    manifest.replace(manifest.find("\"version\": 3"), 12, "\"version\": 9");
     write_file_atomic(path / "manifest.json", manifest);
     CHECK_THROWS_WITH(table_index::load(path), Catch::Contains("version 9 is not supported"));
     // A value that still parses and passes every field check is caught by the manifest's seal.

@@ -239,6 +239,7 @@ TEST_CASE("an LLM question index asks once per build, never at query time or aft
     CHECK(before[0].columns.size() == 3);
     CHECK(*llm.calls == 1);
 
+    demo_index().save(dir.path() / "q");  // questions are saved with their index
     built.save(dir.path() / "q");
     const auto loaded = question_index::load(dir.path() / "q", demo_index());
     CHECK(loaded.questions() == built.questions());
@@ -259,8 +260,12 @@ TEST_CASE("saved questions are verified on load", "[reverse][errors]") {
     CHECK(q.question(0) == gen.generate(table_id{0}));
     CHECK(q.size() == demo().tables().size());
     const auto path = dir.path() / "q";
+    CHECK_THROWS_WITH(q.save(path), Catch::Contains("save the index there first"));
+    demo_index().save(path);
     q.save(path);
     q.save(path);  // overwriting keeps one valid directory
+    demo_index().save(path);  // re-saving the index keeps its questions
+    CHECK(question_index::load(path, demo_index()).questions() == q.questions());
     CHECK(question_index::load(path, demo_index()).questions() == q.questions());
 
     SECTION("a corrupt question file") {

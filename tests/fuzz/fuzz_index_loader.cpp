@@ -3,12 +3,13 @@
 // scratch directory and loaded from there, as users load them:
 //   mode & 3 == 0  table_index::load (manifest.json, catalog.json, tables.f32, columns.f32,
 //                  bm25.json, tables.hnsw, columns.hnsw)
-//   mode & 3 == 1  table_index::load, then question_index::load of `questions/`
+//   mode & 3 == 1  table_index::load, then question_index::load of the same directory
 //   mode & 3 == 2  join_graph::load of `join_graph.bin` for the archive's catalog.json (or a
 //                  fixed two-table catalog when that does not load)
 //   mode & 3 == 3  hnsw_index::load of `tables.hnsw`, dimension 1 + (mode >> 3)
-// With mode & 4 the harness first makes the checksums right: every manifest's `files` entry
-// gets the true size and FNV-1a of the archive's file, and the join graph header the true
+// With mode & 4 the harness first makes the checksums right: every file the manifest's parts
+// list gets the true size and FNV-1a of the archive's file, the catalog fingerprint that of the
+// archive's catalog.json, and the join graph header the true
 // sizes, checksums and catalog fingerprint; then the manifest or header is sealed again. Without
 // that, mutated inputs almost never get past verification; with it, the parsers behind the
 // checksums (catalog JSON, BM25 JSON, matrices, the HNSW structural check, question lists, join
@@ -51,9 +52,9 @@ constexpr std::string_view known_files[] = {"manifest.json",
                                             "bm25.json",
                                             "tables.hnsw",
                                             "columns.hnsw",
-                                            "questions/manifest.json",
-                                            "questions/questions.json",
-                                            "questions/questions.f32",
+                                            "questions.json",
+                                            "questions.f32",
+                                            "join_graph.tjg",
                                             "join_graph.bin"};
 
 bool known(std::string_view name) {
@@ -66,21 +67,26 @@ std::string* find(files_t& files, std::string_view name) {
     return nullptr;
 }
 
-/// Rewrites the `files` entries of the manifest under @p prefix to match the archive's files
-/// there, and seals it.
-void fix_manifest(files_t& files, const std::string& prefix) {
-    auto* manifest = find(files, prefix + "manifest.json");
+std::optional<catalog> archive_catalog(files_t& files);
+
+/// Makes the size and checksum of every file the manifest's parts list match the archive's
+/// file, and the catalog fingerprint that of the archive's catalog.json; then seals it.
+void fix_manifest(files_t& files) {
+    auto* manifest = find(files, "manifest.json");
     if (!manifest) return;
     auto doc = nlohmann::json::parse(*manifest, nullptr, false);
     if (!doc.is_object()) return;
-    const bool listed = doc.contains("files") && doc["files"].is_object();
-    for (const auto& [name, contents] : files) {
-        if (!listed || !name.starts_with(prefix) || name == prefix + "manifest.json") continue;
-        const auto local = name.substr(prefix.size());
-        if (local.find('/') != std::string::npos) continue;
-        doc["files"][local] = {{"bytes", contents.size()},
-                               {"fnv1a64", detail::checksum_hex(contents)}};
-    }
+    if (doc.contains("parts") && doc["parts"].is_object())
+        for (auto& [_, part] : doc["parts"].items()) {
+            if (!part.is_object() || !part.contains("files") || !part["files"].is_object())
+                continue;
+            for (auto& [name, entry] : part["files"].items())
+                if (const auto* contents = find(files, name))
+                    entry = {{"bytes", contents->size()},
+                             {"fnv1a64", detail::checksum_hex(*contents)}};
+        }
+    if (const auto cat = archive_catalog(files))
+        doc["catalog_fnv1a64"] = detail::catalog_fingerprint(*cat);
     *manifest = detail::sealed(doc).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -174,8 +180,7 @@ void run(std::uint8_t mode, files_t files) {
         own_catalog = archive_catalog(files);
         if (fix) fix_join_graph(files, own_catalog ? *own_catalog : fixed_catalog());
     } else if (fix) {
-        fix_manifest(files, "");
-        fix_manifest(files, "questions/");
+        fix_manifest(files);
     }
     const auto dir = fuzz::fresh_dir("index");
     for (const auto& [name, contents] : files)
@@ -187,7 +192,7 @@ void run(std::uint8_t mode, files_t files) {
             break;
         case 1: {
             const auto index = table_index::load(dir);
-            const auto questions = question_index::load(dir / "questions", index);
+            const auto questions = question_index::load(dir, index);
             require(questions.size() == index.catalog().tables().size());
             if (questions.size() > 0) {
                 const auto q = unit_query(questions.dim());

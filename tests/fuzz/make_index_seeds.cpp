@@ -1,7 +1,7 @@
 // Writes the seed corpus of fuzz_index_loader into the directory given as argument: a tiny
 // index (3 tables, hashing embedder of dimension 8) saved exact and with HNSW, with generated
 // questions and a join graph, each packed as an archive under every mode that loads it (with
-// and without the checksum fix-up), plus the bare HNSW file.
+// and without the checksum fix-up), plus the bare HNSW file and the bare join graph file.
 //   build/fuzz/tests/fuzz/fuzz_make_index_seeds tests/fuzz/corpus/fuzz_index_loader
 
 #include <cstdint>
@@ -84,15 +84,16 @@ int main(int argc, char** argv) {
         const auto index = table_index::build(cat, embedder, "hashing-8", options);
         const auto dir = work / (kind == index_kind::hnsw ? "hnsw" : "exact");
         index.save(dir);
-        question_index::build(index, template_question_generator(index.catalog()), "template",
-                              embedder)
-            .save(dir / "questions");
         files_t files;
         add_dir(files, dir, "");
         const std::string tag = kind == index_kind::hnsw ? "hnsw" : "exact";
         write_seed(out, "index_" + tag, 0, files);
         write_seed(out, "index_" + tag + "_fixup", 4, files);
-        add_dir(files, dir / "questions", "questions/");
+        question_index::build(index, template_question_generator(index.catalog()), "template",
+                              embedder)
+            .save(dir);  // the questions part joins the index's directory
+        files.clear();
+        add_dir(files, dir, "");
         write_seed(out, "questions_" + tag, 1, files);
         write_seed(out, "questions_" + tag + "_fixup", 5, files);
         if (kind == index_kind::hnsw) {
@@ -102,9 +103,8 @@ int main(int argc, char** argv) {
         }
     }
     const auto graph = join_graph::build(cat, embedder, "hashing-8");
-    graph.save(work / "join_graph.bin");
     const files_t graph_files = {{"catalog.json", catalog_to_json(cat).dump(1)},
-                                 {"join_graph.bin", read_text_file(work / "join_graph.bin")}};
+                                 {"join_graph.bin", graph.to_bytes()}};
     write_seed(out, "join_graph", 2, graph_files);
     write_seed(out, "join_graph_fixup", 6, graph_files);
     std::filesystem::remove_all(work);

@@ -50,7 +50,8 @@ def answers(kind: str, path: Path, base: TableIndex) -> Any:
         )
     if kind == "graph":
         graph = JoinGraph.load(path, base)
-        return graph.edges, GreedyJoinRetriever(base, graph, decompose).retrieve(QUESTIONS, 4)
+        edges = [(e.a, e.b, e.weight, e.from_column, e.to_column) for e in graph.edges]
+        return edges, GreedyJoinRetriever(base, graph, decompose).retrieve(QUESTIONS, 4)
     questions = GeneratedQuestions.load(path, base)
     return questions.questions, ReverseRetriever(base, questions).retrieve(QUESTIONS, 4)
 
@@ -61,21 +62,23 @@ def artifacts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     exact = TableIndex.build(shop_catalog(), HASHING, progress=False)
     exact.save(root / "exact")
     TableIndex.build(shop_catalog(), HASHING, kind="hnsw", progress=False).save(root / "hnsw")
-    JoinGraph.build(exact).save(root / "graph.tjg")
-    GeneratedQuestions.build(exact).save(root / "questions")
+    exact.save(root / "graph", join_graph=JoinGraph.build(exact))
+    exact.save(root / "questions", questions=GeneratedQuestions.build(exact))
     paths = {"exact": root / "exact", "hnsw": root / "hnsw"}
-    paths |= {"graph": root / "graph.tjg", "questions": root / "questions"}
+    paths |= {"graph": root / "graph", "questions": root / "questions"}
     originals = {kind: answers(kind, p, exact) for kind, p in paths.items()}
     return {"root": root, "base": exact, "paths": paths, "originals": originals}
 
 
+#: The files of a part saved beside the index (the index's own files are damaged as "exact").
+PART_FILES = {"graph": {"join_graph.tjg"}, "questions": {"questions.json", "questions.f32"}}
+
+
 def files_of(paths: dict[str, Path]) -> Iterator[tuple[str, Path]]:
     for kind, path in paths.items():
-        if path.is_dir():
-            for f in sorted(path.iterdir()):
+        for f in sorted(path.iterdir()):
+            if kind not in PART_FILES or f.name in PART_FILES[kind] | {"manifest.json"}:
                 yield kind, f
-        else:
-            yield kind, path
 
 
 def damages(data: bytes) -> Iterator[tuple[str, bytes]]:
@@ -169,7 +172,27 @@ def env() -> dict[str, str]:
 
 
 def leftovers(target: Path) -> list[str]:
-    return sorted(p.name for p in target.parent.iterdir() if p.name.startswith(target.name + "."))
+    """What is beside ``target`` with its name in it: a user's files or tabret's temporaries."""
+    mine = (target.name + ".", f".{target.name}.tabret-")
+    return sorted(p.name for p in target.parent.iterdir() if p.name.startswith(mine))
+
+
+def temporary_of(target: Path, pid: int) -> Path | None:
+    """The temporary directory a save of ``target`` by process ``pid`` writes, once it exists."""
+    found = sorted(target.parent.glob(f".{target.name}.tabret-tmp-{pid}-*"))
+    return found[0] if found else None
+
+
+def plant(parent: Path, target: str, kind: str, pid: int, marker_target: str | None = None) -> str:
+    """A directory shaped like a save's temporary or backup of ``target`` by process ``pid``,
+    with the marker a save writes (naming ``marker_target``, default ``target``)."""
+    token = f"{pid}-1-feedbeef"
+    path = parent / f".{target}.tabret-{kind}-{token}"
+    path.mkdir()
+    marker = {"target": marker_target or target, "token": token, "pid": pid}
+    marker["host"] = os.uname().nodename
+    (path / ".tabret-save").write_text(json.dumps(marker))
+    return path.name
 
 
 @pytest.fixture(scope="module")
@@ -187,11 +210,12 @@ def old_and_new(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     }
 
 
-def kill_when(proc: subprocess.Popen[str], tmp: Path, name: str) -> None:
-    """SIGKILLs the saving child as soon as ``name`` (or its temporary) appears under ``tmp``."""
+def kill_when(proc: subprocess.Popen[str], target: Path, name: str) -> None:
+    """SIGKILLs the child saving ``target`` as soon as ``name`` appears in its temporary."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and proc.poll() is None:
-        if tmp.is_dir() and (name == "" or any(p.name.startswith(name) for p in tmp.iterdir())):
+        tmp = temporary_of(target, proc.pid)
+        if tmp is not None and (name == "" or (tmp / name).exists()):
             break
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -213,7 +237,7 @@ def test_killed_save_keeps_the_previous_index(
     ) as proc:
         assert proc.stdout is not None
         assert proc.stdout.readline() == "ready\n"
-        kill_when(proc, tmp_path / f"index.tmp-{proc.pid}", point)
+        kill_when(proc, target, point)
     core = _core.TableIndex.load(target)  # complete: either the old index or the new one
     is_old = core.catalog.num_tables == old_and_new["old"].catalog.num_tables
     loaded = TableIndex(core, HASHING if is_old else HashingEmbedder(dim=64))
@@ -221,7 +245,8 @@ def test_killed_save_keeps_the_previous_index(
     assert DenseRetriever(loaded).retrieve(QUESTIONS, 5) == expected
     if point in ("", "catalog.json", "tables.f32"):  # megabytes still to write: killed mid-save
         assert is_old
-    assert leftovers(target) in ([], [f"index.tmp-{proc.pid}"])  # at most the dead save's temp
+    left = leftovers(target)  # at most the dead save's temporary
+    assert left == [] or (len(left) == 1 and left[0].startswith(f".index.tabret-tmp-{proc.pid}-"))
     old_and_new["old"].save(target)  # the next save works and removes the dead save's temp
     assert (
         TableIndex.load(target, HASHING).catalog.num_tables == old_and_new["old"].catalog.num_tables
@@ -277,28 +302,39 @@ def test_a_save_removes_dead_saves_leftovers_only(tmp_path: Path) -> None:
     target = tmp_path / "index"
     small = TableIndex.build(shop_catalog(), HASHING, progress=False)
     small.save(target)
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **CAPTURE)
-    live = os.getppid()  # a save in progress in another process: left alone
-    for name in (f"index.tmp-{dead.stdout.strip()}", f"index.old-{dead.stdout.strip()}"):
-        shutil.copytree(target, tmp_path / name)
-    (tmp_path / f"index.tmp-{live}").mkdir()
-    (tmp_path / "index.tmp-notapid").mkdir()
+    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **CAPTURE).stdout)
+    live = os.getpid()  # a save in progress in a live process: left alone
+    removed = [plant(tmp_path, "index", "tmp", dead), plant(tmp_path, "index", "old", dead)]
+    kept = [plant(tmp_path, "index", "tmp", live)]
+    kept.append(plant(tmp_path, "other", "tmp", dead, marker_target="other"))
+    # A user's directories: the old naming, and tabret's naming without a marker proving it.
+    for name in (f"index.tmp-{dead}", f"index.old-{dead}", f".index.tabret-tmp-{dead}-9-9"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "data").write_text("mine")
+        kept.append(name)
     small.save(target)
-    assert leftovers(target) == [f"index.tmp-{live}", "index.tmp-notapid"]
+    assert all(not (tmp_path / name).exists() for name in removed)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name != "index") == sorted(kept)
 
 
 def test_load_recovers_a_save_interrupted_between_renames(
     old_and_new: dict[str, Any], tmp_path: Path
 ) -> None:
-    """Where no atomic exchange exists, save renames the old directory to `<dir>.old-<pid>`
-    before renaming the new one in; a crash in between leaves only the backup. Load restores it."""
+    """Where no atomic exchange exists, save renames the old directory to a marked backup
+    (`.<dir>.tabret-old-<token>`) before renaming the new one in; a crash in between leaves only
+    the backup. Load restores it, and only a backup whose marker names the directory."""
     target = tmp_path / "index"
     old_and_new["old"].save(target)
-    target.rename(tmp_path / "index.old-4242")
+    backup = tmp_path / plant(tmp_path, "index", "old", 4242)
+    marker = (backup / ".tabret-save").read_text()
+    shutil.rmtree(backup)
+    target.rename(backup)
+    (backup / ".tabret-save").write_text(marker)
     loaded = TableIndex.load(target, HASHING)
     assert DenseRetriever(loaded).retrieve(QUESTIONS, 5) == old_and_new["expected"]
     assert target.is_dir()
     assert leftovers(target) == []
+    assert not (target / ".tabret-save").exists()
 
 
 # --- Ctrl-C ------------------------------------------------------------------------------------

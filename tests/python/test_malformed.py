@@ -500,8 +500,9 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("saved")
     index = TableIndex.build(tabret.demo_catalog(), HASHING, progress=False)
     index.save(root / "index")
-    JoinGraph.build(index).save(root / "graph.tjg")
-    GeneratedQuestions.build(index).save(root / "questions")
+    index.save(root / "with_graph", join_graph=JoinGraph.build(index))
+    shutil.copy(root / "with_graph" / "join_graph.tjg", root / "graph.tjg")  # the file alone
+    index.save(root / "questions", questions=GeneratedQuestions.build(index))
     other = TableIndex.build(tabret.demo_catalog(), HashingEmbedder(dim=32), progress=False)
     shop = Catalog.from_ddl(Path(__file__).parents[1] / "data" / "ddl" / "sqlite_shop.sql")
     small = TableIndex.build(shop, HASHING, progress=False)
@@ -529,6 +530,17 @@ def edit_manifest(
     (d / "manifest.json").write_text(json.dumps(sealed(doc) if seal else doc, indent=2))
 
 
+def index_meta(m: dict[str, Any]) -> dict[str, Any]:
+    """The table index's options in a saved directory's manifest."""
+    meta: dict[str, Any] = m["parts"]["index"]["meta"]
+    return meta
+
+
+def index_files(m: dict[str, Any]) -> dict[str, Any]:
+    files: dict[str, Any] = m["parts"]["index"]["files"]
+    return files
+
+
 def with_index(edit: Callable[[Path], object]) -> Callable[[Path, dict[str, Any]], object]:
     def act(tmp: Path, s: dict[str, Any]) -> object:
         d = index_copy(tmp, s["root"])
@@ -552,7 +564,7 @@ def other_catalog_json(d: Path) -> None:
     (d / "catalog.json").write_text(text)
     data = text.encode()
     entry = {"bytes": len(data), "fnv1a64": fnv1a64_hex(data)}
-    edit_manifest(d, lambda m: m["files"]["catalog.json"].update(entry))
+    edit_manifest(d, lambda m: index_files(m)["catalog.json"].update(entry))
 
 
 def fnv1a64_hex(data: bytes) -> str:
@@ -599,7 +611,7 @@ SAVED_CASES = [
         "index-missing-directory",
         lambda tmp, s: TableIndex.load(tmp / "nowhere", HASHING),
         tabret.FileError,
-        r"{tmp}/nowhere/manifest\.json: no such file",
+        r"{tmp}/nowhere: no such directory",
     ),
     SavedCase(
         "index-missing-manifest",
@@ -627,7 +639,10 @@ SAVED_CASES = [
     ),
     SavedCase(
         "index-manifest-edited",
-        with_manifest(lambda m: m["hnsw"].update(ef_search=m["hnsw"]["ef_search"] + 1), seal=False),
+        with_manifest(
+            lambda m: index_meta(m)["hnsw"].update(ef_search=index_meta(m)["hnsw"]["ef_search"] + 1),
+            seal=False,
+        ),
         tabret.FileError,
         r"index/manifest\.json: checksum mismatch: the manifest was edited or is corrupt",
     ),
@@ -645,19 +660,19 @@ SAVED_CASES = [
     ),
     SavedCase(
         "index-negative-dimension",
-        with_manifest(lambda m: m.update(dim=-1)),
+        with_manifest(lambda m: index_meta(m).update(dim=-1)),
         tabret.SchemaError,
-        r"manifest\.json: manifest: field 'dim' is -1, expected a count",
+        r"manifest\.json: manifest\.parts\.index\.meta: field 'dim' is -1, expected a count",
     ),
     SavedCase(
         "index-unknown-option",
-        with_manifest(lambda m: m.update(table_format="yaml")),
+        with_manifest(lambda m: index_meta(m).update(table_format="yaml")),
         tabret.SchemaError,
-        r"manifest: field 'table_format' is 'yaml', expected one of: signature, words, ddl",
+        r"meta: field 'table_format' is 'yaml', expected one of: signature, words, ddl",
     ),
     SavedCase(
         "index-hnsw-parameter",
-        with_manifest(lambda m: m["hnsw"].update(m=-3)),
+        with_manifest(lambda m: index_meta(m)["hnsw"].update(m=-3)),
         tabret.SchemaError,
         r"manifest\.hnsw: field 'm' is -3",
     ),
@@ -669,7 +684,7 @@ SAVED_CASES = [
     ),
     SavedCase(
         "index-unlisted-file",
-        with_manifest(lambda m: m["files"].pop("tables.f32")),
+        with_manifest(lambda m: index_files(m).pop("tables.f32")),
         tabret.FileError,
         r"{tmp}/index: manifest lists no file 'tables\.f32'",
     ),
@@ -691,7 +706,7 @@ SAVED_CASES = [
     ),
     SavedCase(
         "index-dimension-mismatch",
-        with_manifest(lambda m: m.update(dim=32)),
+        with_manifest(lambda m: index_meta(m).update(dim=32)),
         tabret.FileError,
         r"index/tables\.f32: holds 17664 bytes, expected 69 rows . 32 floats",
     ),
@@ -699,7 +714,7 @@ SAVED_CASES = [
         "index-catalog-mismatch",
         with_index(other_catalog_json),
         tabret.FileError,
-        r"index/tables\.f32: holds 17664 bytes, expected \d+ rows . 64 floats",
+        r"index/catalog\.json: catalog\.json is not the catalog the manifest names",
     ),
     SavedCase(
         "index-embedder-mismatch",
@@ -711,7 +726,7 @@ SAVED_CASES = [
         "index-save-over-foreign-directory",
         lambda tmp, s: s["index"].save(write(tmp / "home" / "notes.txt", "mine").parent),
         tabret.FileError,
-        r"{tmp}/home: exists and is not a saved tabret directory \(no manifest\.json\)",
+        r"{tmp}/home: exists and is not a saved tabret index \(no sealed tabret manifest\.json\)",
     ),
     SavedCase(
         "index-save-over-file",
@@ -789,7 +804,7 @@ SAVED_CASES = [
         "questions-future-version",
         questions_copy(lambda d: edit_manifest(d, lambda m: m.update(version=5))),
         tabret.FileError,
-        r"questions/manifest\.json: tabret question index version 5 is not supported",
+        r"questions/manifest\.json: tabret index version 5 is not supported",
     ),
     SavedCase(
         "questions-manifest-edited",
@@ -799,7 +814,9 @@ SAVED_CASES = [
     ),
     SavedCase(
         "questions-count-mismatch",
-        questions_copy(lambda d: edit_manifest(d, lambda m: m.update(tables=3))),
+        questions_copy(
+            lambda d: edit_manifest(d, lambda m: m["parts"]["questions"]["meta"].update(tables=3))
+        ),
         tabret.FileError,
         r"questions/questions\.json: holds 69 questions, the manifest says 3",
     ),
@@ -813,7 +830,7 @@ SAVED_CASES = [
         "questions-table-index-given",
         lambda tmp, s: GeneratedQuestions.load(s["root"] / "index", s["index"]),
         tabret.FileError,
-        r"index/manifest\.json: not a tabret question index \(format 'tabret-index'\)",
+        r"/index: holds no generated questions \(save it with the index\)",
     ),
     SavedCase(
         "questions-other-catalog",
@@ -867,7 +884,7 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], int, str]] = [
         "cli-query-missing-index",
         lambda tmp: ["query", str(tmp / "nowhere"), "a question"],
         1,
-        r"tabret: error: {tmp}/nowhere/manifest\.json: no such file",
+        r"tabret: error: {tmp}/nowhere: no such directory",
     ),
     (
         "cli-query-corrupt-index",

@@ -118,7 +118,7 @@ def test_llm_questions_one_batch_per_build_none_at_query_time(
     retriever = ReverseRetriever(demo_index, built)
     before = retriever.retrieve(QUESTIONS, 5)
     assert llm.calls == [69]
-    built.save(tmp_path / "q")
+    demo_index.save(tmp_path / "q", questions=built)  # questions live with their index
     loaded = GeneratedQuestions.load(tmp_path / "q", demo_index)
     assert loaded.questions == built.questions
     assert np.array_equal(loaded.core.vectors, built.core.vectors)
@@ -132,6 +132,9 @@ def test_saved_questions_are_verified(
     demo_index: TableIndex, template: GeneratedQuestions, tmp_path: Path
 ) -> None:
     path = tmp_path / "q"
+    with pytest.raises(tabret.FileError, match="save the index there first"):
+        template.save(path)
+    demo_index.save(path)
     template.save(path)
     data = bytearray((path / "questions.json").read_bytes())
     data[3] ^= 0x20
@@ -142,12 +145,15 @@ def test_saved_questions_are_verified(
     manifest = json.loads((path / "manifest.json").read_text())
     manifest["format"] = "something-else"
     (path / "manifest.json").write_text(json.dumps(manifest))
-    with pytest.raises(tabret.FileError, match="not a tabret question index"):
+    with pytest.raises(tabret.FileError, match="not a tabret index"):
         GeneratedQuestions.load(path, demo_index)
+    # That manifest is no longer tabret's (unsealed): the directory is never replaced.
+    with pytest.raises(tabret.FileError, match="not a saved tabret index"):
+        demo_index.save(path, questions=template, replace=True)
     other = TableIndex.build(tabret.demo_catalog(), HashingEmbedder(dim=256), progress=False)
-    template.save(path)
+    demo_index.save(tmp_path / "q2", questions=template)
     with pytest.raises(tabret.Error, match="embedded with"):
-        GeneratedQuestions.load(path, other)
+        GeneratedQuestions.load(tmp_path / "q2", other)
     with pytest.raises(tabret.Error, match="embedded with"):
         ReverseRetriever(other, template)
     with pytest.raises(tabret.Error, match="returned 1 questions for 69 tables"):
@@ -257,4 +263,4 @@ def test_cli_eval_reverse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "| demo | hashing(" in out
     assert "| reverse |" in out
     assert main([*args, "--method", "reverse", "--questions", str(tmp_path / "none")]) == 1
-    assert "no such file" in capsys.readouterr().err
+    assert "none: no such directory" in capsys.readouterr().err

@@ -3,6 +3,7 @@
 /// @brief Approximate inner-product search on hnswlib's HNSW graph, with checked save and load.
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,6 +148,63 @@ inline void fsync_file(const std::filesystem::path& path) {
     if (guard.fd < 0 || ::fsync(guard.fd) != 0)
         throw io_error(fmt::format("{}: fsync failed: {}", path.string(), std::strerror(errno)));
 }
+
+/**
+ * @brief A file only this object can reach, for hnswlib, which reads and writes by path: an
+ * anonymous memory file (memfd) named through /proc/self/fd, or else a temporary file removed
+ * on destruction. Loading from one means hnswlib reads exactly the bytes that were verified.
+ */
+class private_file {
+  public:
+    private_file() {
+#ifdef __linux__
+        fd_ = ::memfd_create("tabret-hnsw", MFD_CLOEXEC);
+        if (fd_ >= 0 && std::filesystem::exists(fmt::format("/proc/self/fd/{}", fd_))) {
+            path_ = fmt::format("/proc/self/fd/{}", fd_);
+            return;
+        }
+        if (fd_ >= 0) ::close(fd_);
+#endif
+        auto templ = (std::filesystem::temp_directory_path() / "tabret-hnsw-XXXXXX").string();
+        fd_ = ::mkstemp(templ.data());
+        if (fd_ < 0)
+            throw io_error(fmt::format("{}: cannot create a temporary file: {}", templ,
+                                       std::strerror(errno)));
+        path_ = templ;
+        unlink_ = true;
+    }
+    private_file(const private_file&) = delete;
+    private_file& operator=(const private_file&) = delete;
+    ~private_file() {
+        if (unlink_) ::unlink(path_.c_str());
+        ::close(fd_);
+    }
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    /// Replaces the contents with @p data. @throws io_error.
+    void write(std::string_view data) const {
+        if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0)
+            throw io_error(fmt::format("{}: cannot reset: {}", path_, std::strerror(errno)));
+        write_all(fd_, data, path_);
+    }
+    /// The whole contents. @throws io_error.
+    [[nodiscard]] std::string read() const {
+        std::string out;
+        char buf[1 << 16];
+        for (off_t at = 0;;) {
+            const auto n = ::pread(fd_, buf, sizeof buf, at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0) throw io_error(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
+            if (n == 0) return out;
+            out.append(buf, static_cast<std::size_t>(n));
+            at += n;
+        }
+    }
+
+  private:
+    int fd_ = -1;
+    std::string path_;
+    bool unlink_ = false;
+};
 
 /**
  * @brief Structural check of an hnswlib 0.6.2 index file before hnswlib reads it: header
@@ -438,71 +496,76 @@ class hnsw_index {
     }
 
     /**
-     * @brief Writes the graph to @p path atomically: hnswlib writes `path.tmp-<pid>`, the size
-     * is checked (hnswlib reports no write errors), the file is fsynced, then renamed.
-     * @throws io_error naming the path.
-     * Thread-safe with searches; two concurrent saves to the same path are not.
+     * @brief The graph as hnswlib 0.6.2's file format (written through a private file, its
+     * size checked: hnswlib reports no write errors). @throws io_error.
+     * Thread-safe with searches.
      */
-    void save(const std::filesystem::path& path) const {
+    [[nodiscard]] std::string to_bytes() const {
         check_usable();
-        const std::filesystem::path tmp(fmt::format("{}.tmp-{}", path.string(), ::getpid()));
-        std::error_code ec;
+        const detail::private_file file;
         try {
-            index_->saveIndex(tmp.string());
-            const auto expected = detail::hnsw_file_size(*index_);
-            const auto written = std::filesystem::file_size(tmp, ec);
-            if (ec || written != expected)
-                throw io_error(fmt::format("{}: cannot write the HNSW index ({} of {} bytes)",
-                                           tmp.string(), ec ? 0 : written, expected));
-            detail::fsync_file(tmp);
-        } catch (const io_error&) {
-            std::filesystem::remove(tmp, ec);
-            throw;
+            index_->saveIndex(file.path());
         } catch (const std::exception& e) {
-            std::filesystem::remove(tmp, ec);
-            throw io_error(
-                fmt::format("{}: cannot write the HNSW index: {}", tmp.string(), e.what()));
+            throw io_error(fmt::format("cannot write the HNSW index: {}", e.what()));
         }
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) {
-            std::filesystem::remove(tmp, ec);
-            throw io_error(fmt::format("{}: cannot replace: {}", path.string(), ec.message()));
-        }
+        auto bytes = file.read();
+        if (const auto expected = detail::hnsw_file_size(*index_); bytes.size() != expected)
+            throw io_error(fmt::format("cannot write the HNSW index ({} of {} bytes)",
+                                       bytes.size(), expected));
+        return bytes;
     }
 
     /**
-     * @brief Loads a graph written by save(). The file is checked structurally before hnswlib
-     * reads it (sizes, links, labels, finite vectors), so a truncated or corrupt file gives an
-     * error, not a crash. `ef_search` and `threads` come from @p params; M and ef_construction
-     * from the file.
-     * @throws io_error naming the path if it is missing, unreadable, corrupt, or of another
-     * dimension than @p dim.
+     * @brief Writes the graph to @p path atomically (write_file_atomic).
+     * @throws io_error naming the path.
+     * Thread-safe with searches.
+     */
+    void save(const std::filesystem::path& path) const { write_file_atomic(path, to_bytes()); }
+
+    /**
+     * @brief Loads a graph from the bytes of a file written by save() (or to_bytes()), named
+     * @p source in messages. The bytes are checked structurally before hnswlib reads them
+     * (sizes, links, labels, finite vectors), so a truncated or corrupt file gives an error,
+     * not a crash, and hnswlib reads exactly the checked bytes (a private copy). `ef_search`
+     * and `threads` come from @p params; M and ef_construction from the file.
+     * @throws io_error naming @p source if it is corrupt or of another dimension than @p dim.
      * @throws tabret::error if @p params is invalid.
      * Thread-safe (touches no shared state).
      */
-    static hnsw_index load(const std::filesystem::path& path, std::size_t dim,
-                           hnsw_params params = {}) {
+    static hnsw_index from_bytes(std::string_view bytes, std::size_t dim,
+                                 const std::filesystem::path& source, hnsw_params params = {}) {
         detail::check_hnsw_params(params);
         if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
-        const std::string bytes = read_text_file(path);
-        const std::size_t n = detail::hnsw_file_check(bytes, dim, path).run();
+        const std::size_t n = detail::hnsw_file_check(bytes, dim, source).run();
+        const detail::private_file file;
+        file.write(bytes);
         auto space = std::make_unique<detail::hnsw_space>(dim);
         std::unique_ptr<detail::hnsw_graph> graph;
         try {
-            graph = std::make_unique<detail::hnsw_graph>(space.get(), path.string(), false,
+            graph = std::make_unique<detail::hnsw_graph>(space.get(), file.path(), false,
                                                          std::max<std::size_t>(n, 1));
         } catch (const std::exception& e) {
             throw io_error(
-                fmt::format("{}: cannot load the HNSW index: {}", path.string(), e.what()));
+                fmt::format("{}: cannot load the HNSW index: {}", source.string(), e.what()));
         }
         if (graph->cur_element_count != n)
-            throw io_error(fmt::format("{}: changed while loading", path.string()));
+            throw io_error(fmt::format("{}: not a valid HNSW index", source.string()));
         graph->num_deleted_ = 0;  // loadIndex leaves these uninitialised
         graph->metric_distance_computations = 0;
         graph->metric_hops = 0;
         params.m = graph->M_;
         params.ef_construction = graph->ef_construction_;
         return hnsw_index(std::move(space), std::move(graph), params);
+    }
+
+    /**
+     * @brief Loads a graph file written by save(): reads it once (read_text_file), then
+     * from_bytes. @throws io_error naming the path.
+     */
+    static hnsw_index load(const std::filesystem::path& path, std::size_t dim,
+                           hnsw_params params = {}) {
+        detail::check_hnsw_params(params);
+        return from_bytes(read_text_file(path), dim, path, params);
     }
 
   private:

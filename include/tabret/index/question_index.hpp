@@ -24,7 +24,9 @@
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/json_reader.hpp"
-#include "tabret/io/manifest.hpp"
+#include "tabret/embedding/matrix_bytes.hpp"
+#include "tabret/io/artifact.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
 
 namespace tabret {
 
@@ -37,17 +39,15 @@ concept QuestionGenerator = requires(const G& g, std::span<const table_id> table
     { g.generate(tables) } -> std::same_as<std::vector<std::string>>;
 };
 
-inline constexpr int question_index_version = 2;
-
 /**
  * @brief The generated question q_o of every table of one table_index and its embedding (same
  * embedder as the index, L2-normalised). Immutable once built; every const method is
  * thread-safe.
  *
- * Saved as a directory: manifest.json (format `tabret-questions`, version, generator name,
- * embedder, dim, table count, catalog fingerprint, per-file size and checksum),
- * questions.json (the texts, by table id) and questions.f32 (the vectors). Loading checks every
- * file and that the questions belong to the given index (same catalog, embedder and dimension).
+ * Saved as the `questions` part of the index's directory (io/artifact.hpp): its manifest holds
+ * the generator name, embedder, dim and table count; questions.json (the texts, by table id)
+ * and questions.f32 (the vectors) are its files. Loading checks every file and that the
+ * questions belong to the given index (same catalog, embedder and dimension).
  */
 class question_index {
   public:
@@ -128,56 +128,57 @@ class question_index {
     }
 
     /**
-     * @brief Writes the directory (see the class comment); an interrupted save leaves the
-     * previous one intact. @throws io_error.
+     * @brief Saves the questions into the index directory @p dir, which must hold the table
+     * index they were made for (saved, replaced and loaded with it; io/artifact.hpp).
+     * @throws io_error.
      */
     void save(const std::filesystem::path& dir) const {
-        detail::save_directory(
-            dir,
-            [&](const std::filesystem::path&, const detail::put_file_fn& put) {
-                put("questions.json", detail::dump_json(nlohmann::json(questions_), 1,
-                                                        (dir / "questions.json").string()));
-                put("questions.f32", detail::matrix_bytes(vectors_.vectors()));
-            },
-            [&](const nlohmann::json& files) {
-                return nlohmann::json{{"format", "tabret-questions"},
-                                      {"version", question_index_version},
-                                      {"generator", generator_},
-                                      {"embedder", embedder_name_},
-                                      {"dim", dim()},
-                                      {"tables", size()},
-                                      {"catalog_fnv1a64", catalog_},
-                                      {"files", files}};
-            });
+        detail::save_artifact(dir, catalog_, {{"questions", to_part()}}, false);
+    }
+
+    /// The questions as a part of an artifact.
+    [[nodiscard]] detail::artifact_part to_part() const {
+        detail::artifact_part part;
+        part.meta = {{"generator", generator_},
+                     {"embedder", embedder_name_},
+                     {"dim", dim()},
+                     {"tables", size()}};
+        part.files["questions.json"] =
+            detail::dump_json(nlohmann::json(questions_), 1, "questions.json");
+        part.files["questions.f32"] = detail::matrix_bytes(vectors_.vectors());
+        return part;
     }
 
     /**
-     * @brief Loads a directory written by save() and checks it against @p index (check_matches).
-     * Never calls a generator.
-     * @throws io_error for a missing, truncated or corrupt file, another format or version;
-     * parse_error / schema_error for a bad manifest or question list; error when the questions
-     * belong to another index.
+     * @brief Loads the questions saved in the index directory @p dir and checks them against
+     * @p index (check_matches). Never calls a generator.
+     * @throws io_error for a missing, truncated or corrupt file, another format or version, or
+     * no questions saved there; parse_error / schema_error for a bad manifest or question list;
+     * error when the questions belong to another index.
      */
     static question_index load(const std::filesystem::path& dir, const table_index& index) {
-        const auto manifest_path = (dir / "manifest.json").string();
-        const auto doc = detail::read_manifest(dir, "tabret-questions", question_index_version,
-                                               "tabret question index");
-        const detail::json_reader r(doc, manifest_path, "manifest");
-        const auto files = r.get("files", nlohmann::json::value_t::object);
+        return load(detail::artifact::read(dir), index);
+    }
+
+    /// Loads the questions part of an artifact already read. @throws as load(dir, index).
+    static question_index load(const detail::artifact& saved, const table_index& index) {
+        const detail::json_reader r(saved.part("questions").meta, saved.manifest_path(),
+                                    "manifest.parts.questions.meta");
         const auto rows = r.count("tables");
         const auto dim = r.count("dim");
-        auto questions = read_questions(dir, detail::read_verified(dir, files, "questions.json"));
+        const auto json_path = saved.path_of("questions.json");
+        auto questions = read_questions(json_path, saved.file("questions", "questions.json"));
         if (questions.size() != rows)
-            throw io_error(fmt::format("{}: holds {} questions, the manifest says {}",
-                                       (dir / "questions.json").string(), questions.size(), rows));
-        auto vectors = detail::read_matrix(dir, detail::read_verified(dir, files, "questions.f32"),
-                                           "questions.f32", rows, dim);
+            throw io_error(fmt::format("{}: holds {} questions, the manifest says {}", json_path,
+                                       questions.size(), rows));
+        auto vectors = detail::read_matrix(saved.path_of("questions.f32"),
+                                           saved.file("questions", "questions.f32"), rows, dim);
         question_index out(std::move(questions), exact_index(std::move(vectors)),
-                           r.str("generator"), r.str("embedder"), r.str("catalog_fnv1a64"));
+                           r.str("generator"), r.str("embedder"), saved.catalog_fingerprint());
         try {
             out.check_matches(index);
         } catch (const error& e) {
-            throw error(fmt::format("{}: {}", dir.string(), e.what()));
+            throw error(fmt::format("{}: {}", saved.dir().string(), e.what()));
         }
         return out;
     }
@@ -191,9 +192,8 @@ class question_index {
           embedder_name_(std::move(embedder_name)),
           catalog_(std::move(catalog)) {}
 
-    static std::vector<std::string> read_questions(const std::filesystem::path& dir,
+    static std::vector<std::string> read_questions(const std::string& path,
                                                    const std::string& data) {
-        const auto path = (dir / "questions.json").string();
         const auto j = detail::parse_json(data, path);
         if (!j.is_array())
             throw schema_error(fmt::format("{}: expected a list of questions", path));

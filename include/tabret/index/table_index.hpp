@@ -26,7 +26,9 @@
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
-#include "tabret/io/manifest.hpp"
+#include "tabret/embedding/matrix_bytes.hpp"
+#include "tabret/io/artifact.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
@@ -49,7 +51,8 @@ struct table_index_options {
 using progress_fn =
     std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
 
-inline constexpr int table_index_version = 2;
+/// The version of the saved directory (the artifact, io/artifact.hpp) this tabret writes and reads.
+inline constexpr int table_index_version = static_cast<int>(detail::artifact_version);
 
 namespace detail {
 
@@ -123,68 +126,72 @@ class table_index {
     }
 
     /**
-     * @brief Writes the index as a directory: manifest.json (format, version, options, embedder,
-     * per-file size and checksum, sealed by its own checksum), catalog.json, vector files,
-     * bm25.json and HNSW graphs. Everything is written into a temporary sibling directory and
-     * fsynced, then swapped in; an interrupted save leaves the previous index intact. @throws
-     * io_error.
+     * @brief Writes the index into the artifact directory @p dir (io/artifact.hpp): manifest.json
+     * (format, version, catalog fingerprint, per-part options and per-file size and checksum,
+     * sealed by its own checksum), catalog.json, vector files, bm25.json and HNSW graphs. A join
+     * graph or generated questions already saved there for the same catalog and embedder are
+     * kept; ones made for another are refused unless @p replace. Written into a marked temporary
+     * sibling and swapped in; an interrupted save leaves the previous directory intact; a
+     * directory holding anything tabret did not write is never replaced. @throws io_error.
      */
-    void save(const std::filesystem::path& dir) const {
-        detail::save_directory(
-            dir,
-            [&](const std::filesystem::path& tmp, const detail::put_file_fn& put) {
-                put("catalog.json", detail::dump_json(catalog_to_json(catalog_), 1,
-                                                      (dir / "catalog.json").string()));
-                put("tables.f32", detail::matrix_bytes(tables_.vectors()));
-                if (columns_) put("columns.f32", detail::matrix_bytes(columns_->vectors()));
-                put("bm25.json",
-                    detail::dump_json(bm25_.to_json(), -1, (dir / "bm25.json").string()));
-                if (tables_hnsw_)
-                    put("tables.hnsw", hnsw_bytes(*tables_hnsw_, tmp / "tables.hnsw"));
-                if (columns_hnsw_)
-                    put("columns.hnsw", hnsw_bytes(*columns_hnsw_, tmp / "columns.hnsw"));
-            },
-            [&](const nlohmann::json& files) { return manifest(files); });
+    void save(const std::filesystem::path& dir, bool replace = false) const {
+        detail::save_artifact(dir, detail::catalog_fingerprint(catalog_), {{"index", to_part()}},
+                              replace);
+    }
+
+    /// The index as a part of an artifact (its files and options).
+    [[nodiscard]] detail::artifact_part to_part() const {
+        detail::artifact_part part;
+        part.meta = meta();
+        part.files["catalog.json"] = detail::dump_json(catalog_to_json(catalog_), 1, "catalog.json");
+        part.files["tables.f32"] = detail::matrix_bytes(tables_.vectors());
+        if (columns_) part.files["columns.f32"] = detail::matrix_bytes(columns_->vectors());
+        part.files["bm25.json"] = detail::dump_json(bm25_.to_json(), -1, "bm25.json");
+        if (tables_hnsw_) part.files["tables.hnsw"] = tables_hnsw_->to_bytes();
+        if (columns_hnsw_) part.files["columns.hnsw"] = columns_hnsw_->to_bytes();
+        return part;
     }
 
     /**
-     * @brief Loads a directory written by save(). The manifest's own checksum and every file's
-     * size and checksum are verified before anything is parsed.
+     * @brief Loads the index saved in directory @p dir: one consistent read of the artifact
+     * (detail::artifact::read), every file's size and checksum verified before it is parsed.
      * @throws io_error for a missing directory or file, another format version, a size or
      * checksum mismatch (corrupt or edited file); parse_error / schema_error for a bad manifest.
      */
     static table_index load(const std::filesystem::path& dir) {
-        const auto manifest_path = (dir / "manifest.json").string();
-        const auto doc =
-            detail::read_manifest(dir, "tabret-index", table_index_version, "tabret index");
-        const detail::json_reader r(doc, manifest_path, "manifest");
-        const auto files = r.get("files", nlohmann::json::value_t::object);
-        auto read_json = [&](const std::string& name) {
-            return detail::parse_json(detail::read_verified(dir, files, name),
-                                      (dir / name).string());
-        };
+        return load(detail::artifact::read(dir));
+    }
 
+    /// Loads the index part of an artifact already read. @throws as load(dir).
+    static table_index load(const detail::artifact& saved) {
+        const auto& part = saved.part("index");
+        const detail::json_reader r(part.meta, saved.manifest_path(), "manifest.parts.index.meta");
+        auto read_json = [&](const std::string& name) {
+            return detail::parse_json(saved.file("index", name), saved.path_of(name));
+        };
         table_index index(
-            catalog_from_json(read_json("catalog.json"), (dir / "catalog.json").string()),
+            catalog_from_json(read_json("catalog.json"), saved.path_of("catalog.json")),
             r.str("embedder"), options_from(r));
-        auto read = [&](const std::string& name) {
-            return detail::read_verified(dir, files, name);
+        if (detail::catalog_fingerprint(index.catalog_) != saved.catalog_fingerprint())
+            throw io_error(fmt::format("{}: catalog.json is not the catalog the manifest names",
+                                       saved.path_of("catalog.json")));
+        auto matrix_of = [&](const std::string& name, std::size_t rows) {
+            return exact_index(
+                detail::read_matrix(saved.path_of(name), saved.file("index", name), rows,
+                                    index.dim_));
         };
         index.dim_ = r.count("dim");
-        index.tables_ = exact_index(detail::read_matrix(
-            dir, read("tables.f32"), "tables.f32", index.catalog_.tables().size(), index.dim_));
-        if (files.contains("columns.f32"))
-            index.columns_ =
-                exact_index(detail::read_matrix(dir, read("columns.f32"), "columns.f32",
-                                                index.catalog_.columns().size(), index.dim_));
-        index.bm25_ = bm25_index::from_json(read_json("bm25.json"), (dir / "bm25.json").string());
-        check_items(dir / "bm25.json", index.bm25_.size(), index.catalog_.tables().size(),
-                    "tables");
-        if (files.contains("tables.hnsw"))
-            index.tables_hnsw_ = load_hnsw(dir, files, "tables.hnsw", index,
-                                           index.catalog_.tables().size(), "tables");
-        if (files.contains("columns.hnsw"))
-            index.columns_hnsw_ = load_hnsw(dir, files, "columns.hnsw", index,
+        index.tables_ = matrix_of("tables.f32", index.catalog_.tables().size());
+        if (part.files.contains("columns.f32"))
+            index.columns_ = matrix_of("columns.f32", index.catalog_.columns().size());
+        index.bm25_ = bm25_index::from_json(read_json("bm25.json"), saved.path_of("bm25.json"));
+        check_items(saved.path_of("bm25.json"), index.bm25_.size(),
+                    index.catalog_.tables().size(), "tables");
+        if (part.files.contains("tables.hnsw"))
+            index.tables_hnsw_ =
+                load_hnsw(saved, "tables.hnsw", index, index.catalog_.tables().size(), "tables");
+        if (part.files.contains("columns.hnsw"))
+            index.columns_hnsw_ = load_hnsw(saved, "columns.hnsw", index,
                                             index.catalog_.columns().size(), "columns");
         return index;
     }
@@ -229,10 +236,8 @@ class table_index {
         if (columns_) columns_hnsw_.emplace(graph(*columns_, "hnsw columns"));
     }
 
-    nlohmann::json manifest(const nlohmann::json& files) const {
-        return {{"format", "tabret-index"},
-                {"version", table_index_version},
-                {"embedder", embedder_name_},
+    nlohmann::json meta() const {
+        return {{"embedder", embedder_name_},
                 {"dim", dim_},
                 {"table_format", detail::to_string(options_.format)},
                 {"names", detail::to_string(options_.names)},
@@ -241,8 +246,7 @@ class table_index {
                  {{"m", options_.hnsw.m},
                   {"ef_construction", options_.hnsw.ef_construction},
                   {"ef_search", options_.hnsw.ef_search},
-                  {"seed", options_.hnsw.seed}}},
-                {"files", files}};
+                  {"seed", options_.hnsw.seed}}}};
     }
 
     static table_index_options options_from(const detail::json_reader& r) {
@@ -262,25 +266,20 @@ class table_index {
         return o;
     }
 
-    static std::string hnsw_bytes(const hnsw_index& index, const std::filesystem::path& path) {
-        index.save(path);
-        return read_text_file(path);
-    }
-
-    static hnsw_index load_hnsw(const std::filesystem::path& dir, const nlohmann::json& files,
-                                const std::string& name, const table_index& index,
-                                std::size_t items, std::string_view what) {
-        detail::read_verified(dir, files, name);
-        auto graph = hnsw_index::load(dir / name, index.dim_, index.options_.hnsw);
-        check_items(dir / name, graph.size(), items, what);
+    static hnsw_index load_hnsw(const detail::artifact& saved, const std::string& name,
+                                const table_index& index, std::size_t items,
+                                std::string_view what) {
+        auto graph = hnsw_index::from_bytes(saved.file("index", name), index.dim_,
+                                            saved.path_of(name), index.options_.hnsw);
+        check_items(saved.path_of(name), graph.size(), items, what);
         return graph;
     }
 
     /// @throws io_error when a file holds another number of items than the catalog has.
-    static void check_items(const std::filesystem::path& path, std::size_t got,
-                            std::size_t expected, std::string_view what) {
+    static void check_items(std::string_view path, std::size_t got, std::size_t expected,
+                            std::string_view what) {
         if (got != expected)
-            throw io_error(fmt::format("{}: holds {} items, the catalog has {} {}", path.string(),
+            throw io_error(fmt::format("{}: holds {} items, the catalog has {} {}", path,
                                        got, expected, what));
     }
 

@@ -5,8 +5,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
+#include <random>
+#include <thread>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -54,6 +58,15 @@ inline void write_all(int fd, std::string_view data, const std::filesystem::path
     }
 }
 
+/// A name no user would choose and no two writers share: pid, thread and random bits.
+inline std::string unique_token() {
+    static std::atomic<unsigned> counter{0};
+    const auto thread = std::hash<std::thread::id>{}(std::this_thread::get_id());
+    thread_local std::mt19937_64 rng{std::random_device{}() ^ thread};
+    return fmt::format("{}-{:x}-{:016x}{:x}", ::getpid(), thread & 0xffffffU, rng(),
+                       counter.fetch_add(1));
+}
+
 /// Flushes a directory's entries (new names, renames) to disk. @throws io_error naming it.
 inline void fsync_directory(const std::filesystem::path& dir) {
     fd_guard guard{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
@@ -65,14 +78,16 @@ inline void fsync_directory(const std::filesystem::path& dir) {
 }  // namespace detail
 
 /**
- * @brief Replaces @p path with @p data atomically: writes `path.tmp-<pid>`, fsyncs, renames.
+ * @brief Replaces @p path with @p data atomically: writes a temporary beside it
+ * (`.<name>.tabret-tmp-<pid>-<thread>-<random>`, unique per call), fsyncs, renames.
  * A crash at any point leaves either the old file or the new one, never a half-written file.
  * @throws io_error naming the path.
  */
 inline void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
-    const auto tmp = std::filesystem::path(fmt::format("{}.tmp-{}", path.string(), ::getpid()));
+    const auto tmp = path.parent_path() / fmt::format(".{}.tabret-tmp-{}", path.filename().string(),
+                                                       detail::unique_token());
     {
-        detail::fd_guard guard{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)};
+        detail::fd_guard guard{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
         if (guard.fd < 0)
             throw io_error(
                 fmt::format("{}: cannot create: {}", tmp.string(), std::strerror(errno)));

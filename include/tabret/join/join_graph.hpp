@@ -21,6 +21,7 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/io/artifact.hpp"
 #include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
@@ -141,12 +142,31 @@ class join_graph {
     [[nodiscard]] const std::string& catalog_fingerprint() const noexcept { return fingerprint_; }
 
     /**
-     * @brief Writes one file atomically: a JSON header line (format, version, embedder,
-     * catalog fingerprint, the size and FNV-1a checksum of each part, sealed by its own
-     * checksum), the edges as JSON and the
-     * column vectors as float32. @throws io_error.
+     * @brief Saves the graph into the index directory @p dir, which must hold the table index
+     * of the same catalog and embedder (saved, replaced and loaded with it; io/artifact.hpp).
+     * @throws io_error.
      */
-    void save(const std::filesystem::path& path) const {
+    void save(const std::filesystem::path& dir) const {
+        detail::save_artifact(dir, fingerprint_, {{"join_graph", to_part()}}, false);
+    }
+
+    /// The graph as a part of an artifact: one file, `join_graph.tjg` (to_bytes).
+    [[nodiscard]] detail::artifact_part to_part() const {
+        detail::artifact_part part;
+        part.meta = {{"embedder", embedder_name_}};
+        part.files[file_name] = to_bytes();
+        return part;
+    }
+
+    /// The name of the graph's file inside an index directory.
+    static constexpr const char* file_name = "join_graph.tjg";
+
+    /**
+     * @brief The graph as one self-describing file: a JSON header line (format, version,
+     * embedder, catalog fingerprint, the size and FNV-1a checksum of each part, sealed by its
+     * own checksum), the edges as JSON and the column vectors as float32.
+     */
+    [[nodiscard]] std::string to_bytes() const {
         nlohmann::json edges = nlohmann::json::array();
         for (const auto& e : edges_)
             edges.push_back({e.a, e.b, e.weight, e.from, e.to, e.declared});
@@ -165,18 +185,30 @@ class join_graph {
                             {"json_fnv1a64", detail::checksum_hex(body)},
                             {"f32_bytes", floats.size()},
                             {"f32_fnv1a64", detail::checksum_hex(floats)}});
-        write_file_atomic(path,
-                          detail::dump_json(header, -1, path.string()) + "\n" + body + floats);
+        return detail::dump_json(header, -1, file_name) + "\n" + body + floats;
     }
 
     /**
-     * @brief Loads a file written by save() for catalog @p cat. Sizes and checksums are
-     * verified before anything is parsed.
-     * @throws io_error for a missing, truncated or corrupt file, another format version, or a
-     * graph built for another catalog.
+     * @brief Loads the graph saved in the index directory @p path (or a `join_graph.tjg` file
+     * taken out of one) for catalog @p cat. Sizes and checksums are verified before anything
+     * is parsed.
+     * @throws io_error for a missing, truncated or corrupt file, another format version, no
+     * graph saved there, or a graph built for another catalog.
      */
     static join_graph load(const std::filesystem::path& path, const catalog& cat) {
-        const std::string data = read_text_file(path);
+        std::error_code ec;
+        if (std::filesystem::is_directory(path, ec)) return load(detail::artifact::read(path), cat);
+        return from_bytes(read_text_file(path), path, cat);
+    }
+
+    /// Loads the join graph part of an artifact already read. @throws as load(path, cat).
+    static join_graph load(const detail::artifact& saved, const catalog& cat) {
+        return from_bytes(saved.file("join_graph", file_name), saved.path_of(file_name), cat);
+    }
+
+    /// Parses the bytes of a `join_graph.tjg` file (to_bytes), named @p path in messages.
+    static join_graph from_bytes(const std::string& data, const std::filesystem::path& path,
+                                 const catalog& cat) {
         auto corrupt = [&](std::string_view why) {
             return io_error(
                 fmt::format("{}: not a valid join graph file ({})", path.string(), why));

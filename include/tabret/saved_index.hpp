@@ -1,0 +1,66 @@
+#pragma once
+/// @file saved_index.hpp
+/// @brief A table index saved or loaded together with its join graph and generated questions:
+/// one directory, one manifest, one consistent read (io/artifact.hpp).
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "tabret/error.hpp"
+#include "tabret/index/question_index.hpp"
+#include "tabret/index/table_index.hpp"
+#include "tabret/io/artifact.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
+#include "tabret/join/join_graph.hpp"
+
+namespace tabret {
+
+/**
+ * @brief Saves @p index with (when given) @p graph and @p questions into directory @p dir in
+ * one step. Parts already there and not given are kept when they fit the index (same catalog
+ * and embedder); ones that do not are refused unless @p replace.
+ * @throws error when @p graph or @p questions were made for another catalog or embedder;
+ * io_error as table_index::save.
+ */
+inline void save_index(const std::filesystem::path& dir, const table_index& index,
+                       const join_graph* graph = nullptr,
+                       const question_index* questions = nullptr, bool replace = false) {
+    const auto fp = detail::catalog_fingerprint(index.catalog());
+    std::map<std::string, detail::artifact_part> parts{{"index", index.to_part()}};
+    if (graph) {
+        if (graph->catalog_fingerprint() != fp)
+            throw error("the join graph was built for another catalog than the index's");
+        parts.emplace("join_graph", graph->to_part());
+    }
+    if (questions) {
+        questions->check_matches(index);
+        parts.emplace("questions", questions->to_part());
+    }
+    detail::save_artifact(dir, fp, std::move(parts), replace);
+}
+
+/// An index directory read once: the index and whichever other parts it holds.
+struct saved_index {
+    table_index index;
+    std::optional<join_graph> graph;
+    std::optional<question_index> questions;
+};
+
+/**
+ * @brief Loads everything saved in @p dir from one consistent read, so the parts belong
+ * together even while another process saves to the same directory.
+ * @throws as table_index::load, join_graph::load and question_index::load.
+ */
+inline saved_index load_index(const std::filesystem::path& dir) {
+    const auto saved = detail::artifact::read(dir);
+    saved_index out{table_index::load(saved), std::nullopt, std::nullopt};
+    if (saved.has("join_graph")) out.graph.emplace(join_graph::load(saved, out.index.catalog()));
+    if (saved.has("questions")) out.questions.emplace(question_index::load(saved, out.index));
+    return out;
+}
+
+}  // namespace tabret
