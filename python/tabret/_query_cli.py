@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from tabret._core import ColumnStats
     from tabret.catalog import Catalog
     from tabret.index import TableIndex, _Retriever
     from tabret.join import JoinGraph
@@ -73,12 +74,11 @@ def check_index_arguments(args: argparse.Namespace) -> None:
 def save_extras(args: argparse.Namespace, cat: Catalog, index: TableIndex) -> None:
     """After ``index.save(args.out)``: the join graph and the generated questions it asked for."""
     if args.join_graph:
-        from tabret.join import JoinGraph, column_stats_from_database
+        from tabret.join import JoinGraph
 
         stats = None
         if args.column_stats:
-            url = args.source if args.format == "sqlalchemy" else f"sqlite:///{args.source}"
-            stats = column_stats_from_database(cat, url, cat.databases[0].name)
+            stats = _live_column_stats(args, cat)
             print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
         graph = JoinGraph.build(index, stats)
         graph.save(args.out)
@@ -88,6 +88,22 @@ def save_extras(args: argparse.Namespace, cat: Catalog, index: TableIndex) -> No
 
         GeneratedQuestions.build(index).save(Path(args.out) / QUESTIONS_DIR)
         print(f"generated questions: {cat.num_tables:,} (template)")
+
+
+def _live_column_stats(args: argparse.Namespace, cat: Catalog) -> ColumnStats:
+    """--column-stats: a sqlalchemy SOURCE is the user's URL; a sqlite SOURCE is exactly the
+    named file, opened read-only (never a ``sqlite:///`` URL built from the name)."""
+    from tabret.join import column_stats_from_database
+
+    if args.format == "sqlalchemy":
+        return column_stats_from_database(cat, args.source, cat.databases[0].name)
+    from tabret._sqlalchemy import sqlite_engine
+
+    engine = sqlite_engine(args.source)
+    try:
+        return column_stats_from_database(cat, engine, cat.databases[0].name)
+    finally:
+        engine.dispose()
 
 
 def add_query_arguments(p: argparse.ArgumentParser) -> None:

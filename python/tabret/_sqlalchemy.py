@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tabret._core import Catalog as CoreCatalog
-from tabret._core import ColumnStats, Error, SchemaError
+from tabret._core import ColumnStats, Error, FileError, SchemaError
 
 if TYPE_CHECKING:
     from tabret.catalog import Catalog
@@ -31,6 +34,40 @@ def _engine(bind: str | Any) -> tuple[Any, bool]:
     if isinstance(bind, str):
         return sqlalchemy.create_engine(bind), True
     return bind, False
+
+
+def sqlite_engine(path: str | os.PathLike[str]) -> Any:
+    """A read-only SQLAlchemy ``Engine`` on exactly the SQLite file ``path``.
+
+    Never ``f"sqlite:///{path}"``: SQLAlchemy would read ``we?ird.db`` as the file ``we`` with
+    the query ``ird.db`` and create ``we``. The connection is SQLite's URI
+    ``file:<percent-encoded absolute path>?mode=ro``: every character of the name is the
+    file's, nothing is written and a missing file is never created. Raises
+    :class:`tabret.FileError` naming ``path`` when it is missing or not a regular file (and when
+    SQLite cannot open it, at the first connection)."""
+    try:
+        import sqlalchemy
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "reading a live database needs SQLAlchemy: pip install 'tabret[sqlalchemy]'"
+        ) from err
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise FileError(f"{name}: no such file")
+    if not os.path.isfile(name):
+        raise FileError(f"{name}: not a regular file")
+    absolute = os.path.abspath(name)
+    uri = f"file:{urllib.parse.quote(os.fsencode(absolute))}?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        try:
+            return sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.Error as err:
+            raise FileError(f"{name}: cannot open as a SQLite database: {err}") from err
+
+    return sqlalchemy.create_engine(
+        sqlalchemy.engine.URL.create("sqlite", database=absolute), creator=connect
+    )
 
 
 def _reflect(bind: Any, schema: str | None) -> list[_Table]:
