@@ -139,20 +139,38 @@ def add_reflected(cat: Catalog, bind: str | Any, db_name: str, *, schema: str | 
         _validate(tables, where)
         if cat.find_database(name) is not None:
             raise SchemaError(f"{where}: duplicate database '{name}'")
+        # All or nothing: everything goes into a fresh catalog first, where any SchemaError (an
+        # empty name, PostgreSQL's legal `id` and "ID" in one table, tables "Users" and users,
+        # which tabret's case-insensitive names cannot hold) surfaces with ``cat`` untouched.
+        # Only then the same calls go into ``cat``: names are scoped by their database, whose
+        # name is free (checked above), so they succeed there as they did in the staging one.
+        try:
+            _add(CoreCatalog(), name, tables)
+        except SchemaError as err:
+            raise SchemaError(f"{where}: {err}; nothing was added") from None
         return _add(cat, name, tables)
     finally:
         if owned:
             engine.dispose()
 
 
-def _add(cat: Catalog, name: str, tables: list[_Table]) -> int:
+def _add(cat: CoreCatalog, name: str, tables: list[_Table]) -> int:
     db = cat.add_database(name)
     ids = {}
     for t in tables:
-        tid = cat.add_table(db, t.name, description=t.description)
+        try:
+            tid = cat.add_table(db, t.name, description=t.description)
+        except SchemaError as err:
+            raise SchemaError(f"{err} (reflected table {t.name!r})") from None
         ids[t.name.lower()] = tid
-        for col, type_, desc in t.columns:
-            cat.add_column(tid, col, type_, description=desc)
+        for i, (col, type_, desc) in enumerate(t.columns):
+            try:
+                cat.add_column(tid, col, type_, description=desc)
+            except SchemaError as err:
+                # By position too: an empty column name is legal in SQLite.
+                raise SchemaError(
+                    f"{err} (reflected table {t.name!r}, column {i + 1} {col!r})"
+                ) from None
     for t in tables:
         tid = ids[t.name.lower()]
         if t.primary_key:
@@ -164,7 +182,7 @@ def _add(cat: Catalog, name: str, tables: list[_Table]) -> int:
     return db
 
 
-def _col(cat: Catalog, table: int, name: str) -> int:
+def _col(cat: CoreCatalog, table: int, name: str) -> int:
     cid = cat.find_column(table, name)
     assert cid is not None, "validated before adding"
     return cid
