@@ -165,6 +165,9 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
         new.tabret_origin = home  # type: ignore[attr-defined]
         return new
 
+    # Python 3.10's handler does not route 308 to the redirect logic; 3.11's does.
+    http_error_308 = urllib.request.HTTPRedirectHandler.http_error_302
+
 
 class JsonEndpoint:
     """``POST url`` with a JSON body. ``error`` is the exception type raised on failure (its
@@ -257,6 +260,9 @@ class JsonEndpoint:
             if cancel is not None and cancel.is_set():
                 raise self._fail(f"{self.url}: cancelled (another request of the batch failed)")
             delay: float | None = None
+            # A final failure is raised after the ``except`` clause, so that no exception that
+            # holds the real URL (urllib's HTTPError keeps it) rides along as __context__.
+            fatal: str | None = None
             try:
                 request = urllib.request.Request(
                     self._url, data=data, headers=self._headers, method="POST"
@@ -264,19 +270,21 @@ class JsonEndpoint:
                 with self._opener.open(request, timeout=self.timeout) as response:
                     return bytes(response.read())
             except _RedirectRefused as err:
-                raise self._fail(
+                fatal = (
                     f"{self.url}: refused to follow an HTTP {err.code} redirect {err.reason} "
                     f"({origin(err.target)}); credentials are only sent to "
                     f"{origin(self._url)}: set base_url to the new location if you trust it"
-                ) from None
+                )
             except urllib.error.HTTPError as err:
                 last = f"HTTP {err.code} {err.reason}: {excerpt(_read_body(err))}"
                 if err.code != 429 and not 500 <= err.code < 600:
-                    raise self._fail(f"{self.url}: {last} (not retried)") from None
+                    fatal = f"{self.url}: {last} (not retried)"
                 delay = _retry_after(err.headers.get("Retry-After") if err.headers else None)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
                 reason = err.reason if isinstance(err, urllib.error.URLError) else err
                 last = reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
+            if fatal is not None:
+                raise self._fail(fatal)
             if attempt < self.max_retries:
                 wait_s = self.backoff * 2**attempt * (1.0 + 0.1 * random.random())
                 wait_s = min(60.0, max(wait_s, delay or 0.0))

@@ -166,6 +166,8 @@ class OpenAICompatibleEmbedder:
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
         payload = self._endpoint.post(body, f"model '{self.model}'")
+        problem = ""
+        rows: list[list[float]] = []
         try:
             items = json.loads(payload.decode("utf-8"))["data"]
             by_index = {int(item["index"]): item["embedding"] for item in items}
@@ -175,12 +177,14 @@ class OpenAICompatibleEmbedder:
             ):
                 raise ValueError(f"{len(items)} rows of unequal or wrong shape for {len(batch)}")
         except (UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+            problem = f"{type(err).__name__}: {err}"
+        if problem:  # raised here, not chained to an exception that holds the whole payload
             raise EmbeddingError(
                 self._endpoint.scrub(
                     f"{self.url}: not an embeddings answer for {len(batch)} texts "
-                    f"({type(err).__name__}: {err}): {excerpt(payload)}"
+                    f"({problem}): {excerpt(payload)}"
                 )
-            ) from None
+            )
         return rows
 
 

@@ -248,16 +248,18 @@ class OpenAICompatibleLLM:
         return body
 
     def _content(self, payload: bytes) -> str:
+        problem = ""
         try:
             data = json.loads(payload.decode("utf-8"))
             content = data["choices"][0]["message"]["content"]
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as err:
+            problem = f"{type(err).__name__}: {err}"
+        if problem:  # raised here, not chained to an exception that holds the whole payload
             raise LLMError(
                 self._endpoint.scrub(
-                    f"{self.url}: not a chat-completions answer ({type(err).__name__}: {err}): "
-                    f"{excerpt(payload)}"
+                    f"{self.url}: not a chat-completions answer ({problem}): {excerpt(payload)}"
                 )
-            ) from None
+            )
         if content is None:
             return ""
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]

@@ -159,6 +159,7 @@ def test_cross_origin_redirect_is_refused_and_the_key_stays_home(
     assert f"{home.url}/v1/{PATHS[kind]}?api-key=***&api-version=2" in message  # the URL asked
     assert QUERY_KEY not in message
     assert KEY not in message
+    _assert_unchained(caught.value)
     assert elsewhere.seen() == [], "nothing at all may reach the other origin"
     assert len(home.seen()) == 1
 
@@ -253,6 +254,13 @@ def _assert_clean(text: str) -> None:
         assert secret not in text, f"{secret} leaked: {text}"
 
 
+def _assert_unchained(error: BaseException) -> None:
+    """No exception rides along (urllib's HTTPError keeps the real URL in ``.url``, a
+    JSONDecodeError the whole answer in ``.doc``)."""
+    assert error.__cause__ is None
+    assert error.__context__ is None
+
+
 @pytest.mark.parametrize("kind", ["llm", "embedder"])
 def test_a_key_in_the_url_is_used_but_never_shown(serve: Callable[..., Server], kind: str) -> None:
     server = serve(_answer(ANSWERS[kind]))
@@ -293,6 +301,7 @@ def test_errors_never_show_a_key_even_when_the_server_echoes_it(
             _call(kind, base, api_key)
         _assert_clean(str(caught.value))
         _assert_clean(repr(caught.value))
+        _assert_unchained(caught.value)
         assert f"HTTP {status}" in str(caught.value)
 
 
@@ -304,6 +313,7 @@ def test_malformed_answers_echoing_the_key_do_not_show_it(
     with pytest.raises(ERRORS[kind]) as caught:
         _call(kind, f"{server.url}/v1")
     _assert_clean(str(caught.value))
+    _assert_unchained(caught.value)
 
 
 def test_unreachable_url_with_credentials_is_reported_redacted() -> None:
