@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -138,8 +139,11 @@ def _llm(args: argparse.Namespace) -> LLMLike | None:
         return None
     from tabret.llms import OpenAICompatibleLLM
 
+    # Credentials in the URL (http://user:KEY@host/v1) are the ones meant: no key from the
+    # environment then (the client refuses both at once).
+    in_url = "@" in urllib.parse.urlsplit(args.llm_url).netloc
     key = os.environ.get("TABRET_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    return OpenAICompatibleLLM(args.llm_url, args.llm_model, key)
+    return OpenAICompatibleLLM(args.llm_url, args.llm_model, None if in_url else key)
 
 
 def _no_llm_note(method: str, what: str) -> None:

@@ -13,11 +13,13 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tabret import EmbeddingError, LLMError
+from tabret.cli import main
 from tabret.embedders import OpenAICompatibleEmbedder
 from tabret.llms import OpenAICompatibleLLM
 
@@ -365,3 +367,40 @@ def test_redact_url(url: str, shown: str) -> None:
     from tabret._http import redact_url
 
     assert redact_url(url) == shown
+
+
+# ---------------------------------------------------------------------------------------------
+# The command line
+
+
+def test_cli_llm_url_with_credentials(
+    serve: Callable[..., Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`tabret query … --llm-url http://user:KEY@host/v1`: the URL's credentials are used (not
+    an OPENAI_API_KEY from the environment, which the client would refuse beside them), and a
+    failure prints the URL redacted."""
+    for proxy in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(proxy, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.delenv("TABRET_LLM_API_KEY", raising=False)
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    good = serve(_answer(CHAT))
+    query = ["query", str(out), "How many customers?", "--method", "crush", "--llm-url"]
+    assert main([*query, _secret_url(good)]) == 0
+    (request,) = good.seen()
+    expected = base64.b64encode(f"user:{URL_PASSWORD}".encode()).decode()
+    assert request.headers["Authorization"] == f"Basic {expected}"
+    capsys.readouterr()
+
+    bad = serve(lambda request: (401, {}, b'{"error": "no"}'))
+    assert main([*query, _secret_url(bad)]) == 1
+    err = capsys.readouterr().err
+    assert "HTTP 401" in err
+    assert "http://***@127.0.0.1:" in err
+    _assert_clean(err)
