@@ -67,11 +67,11 @@ def _redact_query(query: str) -> str:
 def redact_url(url: str) -> str:
     """``url`` fit to show: the userinfo (``user:password@``) and the values of secret-looking
     query parameters (``api-key``, ``key``, ``token``, ``secret``, ...) become ``***``; the
-    fragment is dropped. Anything that does not parse as a URL is shown as ``<unparsable
-    URL>``."""
+    fragment is dropped. Anything without ``scheme://host`` is not shown at all (it may be a
+    key passed in the wrong place)."""
     parts = _split(url)
-    if not parts.scheme and not parts.netloc:
-        return "<unparsable URL>" if ("@" in url or "?" in url) else url
+    if not parts.scheme or not parts.netloc:
+        return f"<{len(url)} characters that are no URL, not shown>"
     userinfo, hostport = _netloc_parts(parts.netloc)
     netloc = f"{_REDACTED}@{hostport}" if userinfo else hostport
     return urllib.parse.urlunsplit(

@@ -336,6 +336,8 @@ def test_unreachable_url_with_credentials_is_reported_redacted() -> None:
         f"ftp://user:{URL_PASSWORD}@host/v1",
         f"http://user:{URL_PASSWORD}@host:notaport/v1",
         f"http:///v1?api-key={QUERY_KEY}",
+        f"user:{URL_PASSWORD}@host/v1",
+        KEY,  # the key given as base_url by mistake
     ],
 )
 def test_bad_base_urls_are_refused_without_showing_the_key(base: str) -> None:
@@ -361,6 +363,7 @@ def test_credentials_in_the_url_and_an_api_key_are_ambiguous() -> None:
             "https://h/v1?api-version=2&api-key=***&key=***&access_token=***&x=1",
         ),
         ("https://h/v1?Subscription-Key=abcd#frag", "https://h/v1?Subscription-Key=***"),
+        ("u:p4ssword@h/v1", "<15 characters that are no URL, not shown>"),
     ],
 )
 def test_redact_url(url: str, shown: str) -> None:
