@@ -7,11 +7,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import urllib.parse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tabret import _core
+    from tabret._core import ColumnStats
     from tabret.catalog import Catalog
     from tabret.index import TableIndex, _Retriever
     from tabret.join import JoinGraph
@@ -85,12 +87,11 @@ def build_extras(
     """The join graph and the generated questions ``tabret index`` asked for, saved with it."""
     graph = questions = None
     if args.join_graph:
-        from tabret.join import JoinGraph, column_stats_from_database
+        from tabret.join import JoinGraph
 
         stats = None
         if args.column_stats:
-            url = args.source if args.format == "sqlalchemy" else f"sqlite:///{args.source}"
-            stats = column_stats_from_database(cat, url, cat.databases[0].name)
+            stats = _live_column_stats(args, cat)
             print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
         graph = JoinGraph.build(index, stats)
     if args.questions:
@@ -98,6 +99,22 @@ def build_extras(
 
         questions = GeneratedQuestions.build(index)
     return graph, questions
+
+
+def _live_column_stats(args: argparse.Namespace, cat: Catalog) -> ColumnStats:
+    """--column-stats: a sqlalchemy SOURCE is the user's URL; a sqlite SOURCE is exactly the
+    named file, opened read-only (never a ``sqlite:///`` URL built from the name)."""
+    from tabret.join import column_stats_from_database
+
+    if args.format == "sqlalchemy":
+        return column_stats_from_database(cat, args.source, cat.databases[0].name)
+    from tabret._sqlalchemy import sqlite_engine
+
+    engine = sqlite_engine(args.source)
+    try:
+        return column_stats_from_database(cat, engine, cat.databases[0].name)
+    finally:
+        engine.dispose()
 
 
 def add_query_arguments(p: argparse.ArgumentParser) -> None:
@@ -132,8 +149,11 @@ def _llm(args: argparse.Namespace) -> LLMLike | None:
         return None
     from tabret.llms import OpenAICompatibleLLM
 
+    # Credentials in the URL (http://user:KEY@host/v1) are the ones meant: no key from the
+    # environment then (the client refuses both at once).
+    in_url = "@" in urllib.parse.urlsplit(args.llm_url).netloc
     key = os.environ.get("TABRET_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    return OpenAICompatibleLLM(args.llm_url, args.llm_model, key)
+    return OpenAICompatibleLLM(args.llm_url, args.llm_model, None if in_url else key)
 
 
 def _no_llm_note(method: str, what: str) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import urllib.parse
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tabret._core import Catalog as CoreCatalog
-from tabret._core import ColumnStats, Error, SchemaError
+from tabret._core import ColumnStats, Error, FileError, SchemaError
 
 if TYPE_CHECKING:
     from tabret.catalog import Catalog
@@ -31,6 +34,40 @@ def _engine(bind: str | Any) -> tuple[Any, bool]:
     if isinstance(bind, str):
         return sqlalchemy.create_engine(bind), True
     return bind, False
+
+
+def sqlite_engine(path: str | os.PathLike[str]) -> Any:
+    """A read-only SQLAlchemy ``Engine`` on exactly the SQLite file ``path``.
+
+    Never ``f"sqlite:///{path}"``: SQLAlchemy would read ``we?ird.db`` as the file ``we`` with
+    the query ``ird.db`` and create ``we``. The connection is SQLite's URI
+    ``file:<percent-encoded absolute path>?mode=ro``: every character of the name is the
+    file's, nothing is written and a missing file is never created. Raises
+    :class:`tabret.FileError` naming ``path`` when it is missing or not a regular file (and when
+    SQLite cannot open it, at the first connection)."""
+    try:
+        import sqlalchemy
+    except ImportError as err:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "reading a live database needs SQLAlchemy: pip install 'tabret[sqlalchemy]'"
+        ) from err
+    name = os.fspath(path)
+    if not os.path.exists(name):
+        raise FileError(f"{name}: no such file")
+    if not os.path.isfile(name):
+        raise FileError(f"{name}: not a regular file")
+    absolute = os.path.abspath(name)
+    uri = f"file:{urllib.parse.quote(os.fsencode(absolute))}?mode=ro"
+
+    def connect() -> sqlite3.Connection:
+        try:
+            return sqlite3.connect(uri, uri=True, check_same_thread=False)
+        except sqlite3.Error as err:
+            raise FileError(f"{name}: cannot open as a SQLite database: {err}") from err
+
+    return sqlalchemy.create_engine(
+        sqlalchemy.engine.URL.create("sqlite", database=absolute), creator=connect
+    )
 
 
 def _reflect(bind: Any, schema: str | None) -> list[_Table]:
@@ -102,20 +139,38 @@ def add_reflected(cat: Catalog, bind: str | Any, db_name: str, *, schema: str | 
         _validate(tables, where)
         if cat.find_database(name) is not None:
             raise SchemaError(f"{where}: duplicate database '{name}'")
+        # All or nothing: everything goes into a fresh catalog first, where any SchemaError (an
+        # empty name, PostgreSQL's legal `id` and "ID" in one table, tables "Users" and users,
+        # which tabret's case-insensitive names cannot hold) surfaces with ``cat`` untouched.
+        # Only then the same calls go into ``cat``: names are scoped by their database, whose
+        # name is free (checked above), so they succeed there as they did in the staging one.
+        try:
+            _add(CoreCatalog(), name, tables)
+        except SchemaError as err:
+            raise SchemaError(f"{where}: {err}; nothing was added") from None
         return _add(cat, name, tables)
     finally:
         if owned:
             engine.dispose()
 
 
-def _add(cat: Catalog, name: str, tables: list[_Table]) -> int:
+def _add(cat: CoreCatalog, name: str, tables: list[_Table]) -> int:
     db = cat.add_database(name)
     ids = {}
     for t in tables:
-        tid = cat.add_table(db, t.name, description=t.description)
+        try:
+            tid = cat.add_table(db, t.name, description=t.description)
+        except SchemaError as err:
+            raise SchemaError(f"{err} (reflected table {t.name!r})") from None
         ids[t.name.lower()] = tid
-        for col, type_, desc in t.columns:
-            cat.add_column(tid, col, type_, description=desc)
+        for i, (col, type_, desc) in enumerate(t.columns):
+            try:
+                cat.add_column(tid, col, type_, description=desc)
+            except SchemaError as err:
+                # By position too: an empty column name is legal in SQLite.
+                raise SchemaError(
+                    f"{err} (reflected table {t.name!r}, column {i + 1} {col!r})"
+                ) from None
     for t in tables:
         tid = ids[t.name.lower()]
         if t.primary_key:
@@ -127,7 +182,7 @@ def _add(cat: Catalog, name: str, tables: list[_Table]) -> int:
     return db
 
 
-def _col(cat: Catalog, table: int, name: str) -> int:
+def _col(cat: CoreCatalog, table: int, name: str) -> int:
     cid = cat.find_column(table, name)
     assert cid is not None, "validated before adding"
     return cid

@@ -104,7 +104,8 @@ class OpenAICompatibleEmbedder:
     ``{"model", "input": [texts]}`` (plus ``"dimensions"`` when given); the answer's
     ``data[i].embedding`` rows are put back in input order by their ``index``. Retries as
     :class:`tabret.llms.OpenAICompatibleLLM` does; a failure or a malformed answer raises
-    :class:`tabret.EmbeddingError` naming the URL.
+    :class:`tabret.EmbeddingError` naming the URL. Redirects and credentials in ``base_url`` are
+    handled as there: the key never goes to another origin and is never shown.
     """
 
     def __init__(
@@ -137,6 +138,7 @@ class OpenAICompatibleEmbedder:
             headers=headers,
             proxies=proxies,
         )
+        self.base_url = self._endpoint.base_url  # secrets redacted
         self.model = model
         self.batch_size = batch_size
         self.dimensions = dimensions
@@ -151,7 +153,7 @@ class OpenAICompatibleEmbedder:
         return self._endpoint.url
 
     def __repr__(self) -> str:
-        return f"OpenAICompatibleEmbedder({self._endpoint.base_url!r}, {self.model!r})"
+        return f"OpenAICompatibleEmbedder({self.base_url!r}, {self.model!r})"
 
     def embed(self, texts: list[str]) -> FloatArray:
         rows: list[list[float]] = []
@@ -164,6 +166,8 @@ class OpenAICompatibleEmbedder:
         if self.dimensions is not None:
             body["dimensions"] = self.dimensions
         payload = self._endpoint.post(body, f"model '{self.model}'")
+        problem = ""
+        rows: list[list[float]] = []
         try:
             items = json.loads(payload.decode("utf-8"))["data"]
             by_index = {int(item["index"]): item["embedding"] for item in items}
@@ -173,10 +177,14 @@ class OpenAICompatibleEmbedder:
             ):
                 raise ValueError(f"{len(items)} rows of unequal or wrong shape for {len(batch)}")
         except (UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+            problem = f"{type(err).__name__}: {err}"
+        if problem:  # raised here, not chained to an exception that holds the whole payload
             raise EmbeddingError(
-                f"{self.url}: not an embeddings answer for {len(batch)} texts "
-                f"({type(err).__name__}: {err}): {excerpt(payload)}"
-            ) from None
+                self._endpoint.scrub(
+                    f"{self.url}: not an embeddings answer for {len(batch)} texts "
+                    f"({problem}): {excerpt(payload)}"
+                )
+            )
         return rows
 
 

@@ -139,6 +139,12 @@ class OpenAICompatibleLLM:
     ``backoff * 2**attempt`` seconds (or the server's ``Retry-After``, at most 60 s); any other
     4xx status fails at once. A failure raises :class:`tabret.LLMError` naming the URL, the status
     and the start of the body; the rest of the batch is cancelled.
+
+    The API key is only ever sent to the origin of ``base_url``: a redirect elsewhere is an
+    ``LLMError``, never followed (a 307/308 within the origin is re-sent as the same POST; a
+    301/302/303 is refused). Credentials in ``base_url`` (``http://user:KEY@host/v1``, sent as
+    HTTP Basic, or ``?api-key=KEY``) are shown as ``***`` in errors, ``repr``, ``url`` and
+    ``base_url``; ``chat/completions`` goes before the query of ``base_url``.
     """
 
     def __init__(
@@ -242,22 +248,28 @@ class OpenAICompatibleLLM:
         return body
 
     def _content(self, payload: bytes) -> str:
+        problem = ""
         try:
             data = json.loads(payload.decode("utf-8"))
             content = data["choices"][0]["message"]["content"]
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as err:
+            problem = f"{type(err).__name__}: {err}"
+        if problem:  # raised here, not chained to an exception that holds the whole payload
             raise LLMError(
-                f"{self.url}: not a chat-completions answer ({type(err).__name__}: {err}): "
-                f"{excerpt(payload)}"
-            ) from None
+                self._endpoint.scrub(
+                    f"{self.url}: not a chat-completions answer ({problem}): {excerpt(payload)}"
+                )
+            )
         if content is None:
             return ""
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
             return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
         if not isinstance(content, str):
             raise LLMError(
-                f"{self.url}: message content is a {type(content).__name__}, not a str: "
-                f"{excerpt(payload)}"
+                self._endpoint.scrub(
+                    f"{self.url}: message content is a {type(content).__name__}, not a str: "
+                    f"{excerpt(payload)}"
+                )
             )
         return content
 

@@ -1,9 +1,9 @@
 from __future__ import annotations
 
 import concurrent.futures
-import itertools
+import sys
 import threading
-import time
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -156,28 +156,83 @@ def test_threads_agree_with_serial(demo_index: TableIndex) -> None:
     assert parallel == serial
 
 
-def test_retrieve_releases_the_gil(demo_index: TableIndex) -> None:
-    """While one thread is inside a long native retrieve, Python code keeps running in another:
-    the largest pause the main thread sees is a small part of the call (with the GIL held
-    through the call it would be all of it)."""
-    retriever = DenseRetriever(demo_index)
-    qs = [q.question * 8 for q in tabret.demo_questions()] * 150
-    span: list[float] = []
+class _Questions(list[str]):
+    """A question list that can be weakly referenced: alive exactly while the native call
+    that was handed the only reference has not returned."""
 
-    def work() -> None:
-        start = time.perf_counter()
-        retriever.retrieve(qs, 5)
-        span.append(time.perf_counter() - start)
 
-    thread = threading.Thread(target=work)
-    ticks = [time.perf_counter()]
+class _Probe:
+    """The embedder of the GIL test: HASHING, plus a flag set once the question batch is
+    embedded (the callback is the last Python the native retrieve runs before scoring)."""
+
+    def __init__(self) -> None:
+        self.embedded = False
+
+    def embed(self, texts: list[str]) -> Any:
+        out = np.ascontiguousarray(HASHING.embed(texts), dtype=np.float32)  # no conversion later
+        self.embedded = True
+        return out
+
+
+def _python_ran_while_native(retrieve: Any, probe: _Probe, questions: list[str]) -> bool:
+    """Runs ``retrieve(questions, 5)`` (one native call whose embedder is ``probe.embed``) in a
+    thread A while this thread B watches A, and says whether B executed Python while A was
+    provably inside the native code after the embedder callback.
+
+    B counts a sighting when, read in this order, (1) ``probe.embedded`` is set, (2) A's
+    innermost Python frame is ``call`` (not the callback: its frame is gone), and (3) the
+    question list is still alive. The list's only strong reference is A's argument: CPython
+    drops it when the call returns, before A can run another bytecode or give the GIL away, so
+    (3) means the call had not returned at (3), hence not at (2); (1) means the callback had
+    finished its flag by (1). So at (2) A was running native code after the callback and B was
+    running Python, which needs the GIL: the native code had released it. If retrieve held the
+    GIL instead, A would give it up only inside a Python frame (the callback, whose frame would
+    be innermost: no sighting) or after the call returned (the list dead: no sighting), so no
+    sighting can ever happen. No clock is read: the loop ends when A does."""
+    box = [_Questions(questions)]
+    alive = weakref.ref(box[0])
+    out: list[Any] = []
+
+    def call() -> None:
+        out.append(retrieve(box.pop(), 5))
+
+    thread = threading.Thread(target=call)
+    probe.embedded = False
+    seen = 0
     thread.start()
+    ident = thread.ident
     while thread.is_alive():
-        ticks.append(time.perf_counter())
+        embedded = probe.embedded  # (1)
+        frame = sys._current_frames().get(ident or -1)  # (2)
+        in_call = frame is not None and frame.f_code is call.__code__
+        del frame
+        if embedded and in_call and alive() is not None:  # (3)
+            seen += 1
     thread.join()
-    longest_pause = max(b - a for a, b in itertools.pairwise(ticks))
-    assert span[0] > 0.2, "the call is too short to tell"
-    assert longest_pause < span[0] / 2
+    assert len(out) == 1
+    assert len(out[0]) == len(questions)
+    return seen > 0
+
+
+def test_retrieve_releases_the_gil() -> None:
+    """While thread A is inside a native ``retrieve`` (scoring 500 questions against 2,000
+    tables after its embedder callback), thread B executes Python: proved by what B sees of A,
+    not by timing (see ``_python_ran_while_native``). A call too short for B to be scheduled
+    in it is retried (at most 10 calls); with the GIL held no call can pass."""
+    catalog = tabret.Catalog()
+    catalog.add_ddl_text(
+        "".join(f"CREATE TABLE t{i} (id INTEGER, name_{i % 97} TEXT);" for i in range(2000)),
+        "big",
+    )
+    probe = _Probe()
+    index = TableIndex.build(
+        catalog, CallableEmbedder(probe.embed, HASHING.name), columns=False, progress=False
+    )
+    native = DenseRetriever(index)._core  # DenseRetriever.retrieve is this one native call
+    questions = [f"which table holds name {i % 97} of row {i}?" for i in range(500)]
+    assert any(_python_ran_while_native(native.retrieve, probe, questions) for _ in range(10)), (
+        "no Python ran in another thread while retrieve was in native code: the GIL is held"
+    )
 
 
 def test_demo_quality_with_hashing() -> None:
