@@ -29,6 +29,7 @@ class SavedParts:
     graph: _core.JoinGraph | None
     questions: _core.QuestionIndex | None
 
+
 METHODS = (
     "single-hop",
     "hybrid",

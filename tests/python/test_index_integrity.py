@@ -302,7 +302,8 @@ def test_a_save_removes_dead_saves_leftovers_only(tmp_path: Path) -> None:
     target = tmp_path / "index"
     small = TableIndex.build(shop_catalog(), HASHING, progress=False)
     small.save(target)
-    dead = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **CAPTURE).stdout)
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], **CAPTURE)
+    dead = int(child.stdout)
     live = os.getpid()  # a save in progress in a live process: left alone
     removed = [plant(tmp_path, "index", "tmp", dead), plant(tmp_path, "index", "old", dead)]
     kept = [plant(tmp_path, "index", "tmp", live)]

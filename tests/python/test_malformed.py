@@ -640,7 +640,7 @@ SAVED_CASES = [
     SavedCase(
         "index-manifest-edited",
         with_manifest(
-            lambda m: index_meta(m)["hnsw"].update(ef_search=index_meta(m)["hnsw"]["ef_search"] + 1),
+            lambda m: index_meta(m)["hnsw"].update(ef_search=65),
             seal=False,
         ),
         tabret.FileError,
