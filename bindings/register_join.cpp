@@ -172,9 +172,8 @@ void register_saved(py::module_& m) {
         "save_index",
         [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index,
            const std::shared_ptr<const join_graph>& graph,
-           const std::shared_ptr<const question_index>& questions, bool replace) {
-            save_index(path, *index, graph.get(), questions.get(), replace);
-        },
+           const std::shared_ptr<const question_index>& questions,
+           bool replace) { save_index(path, *index, graph.get(), questions.get(), replace); },
         py::arg("path"), py::arg("index"), py::arg("join_graph") = nullptr,
         py::arg("questions") = nullptr, py::arg("replace") = false,
         py::call_guard<py::gil_scoped_release>(),

@@ -27,8 +27,8 @@ namespace tabret {
  * io_error as table_index::save.
  */
 inline void save_index(const std::filesystem::path& dir, const table_index& index,
-                       const join_graph* graph = nullptr,
-                       const question_index* questions = nullptr, bool replace = false) {
+                       const join_graph* graph = nullptr, const question_index* questions = nullptr,
+                       bool replace = false) {
     const auto fp = detail::catalog_fingerprint(index.catalog());
     std::map<std::string, detail::artifact_part> parts{{"index", index.to_part()}};
     if (graph) {

@@ -116,8 +116,8 @@ TEST_CASE("a save and a load touch no sibling a user named like a backup", "[art
     index_of(shop(2)).save(d);
     index_of(shop(3)).save(d);
     CHECK(entries(tmp.path()) == std::set<std::string>{"prod", "prod.old-20240101",
-                                                        "prod.tmp-999999",
-                                                        ".prod.tabret-old-1-2-3"});
+                                                       "prod.tmp-999999",
+                                                       ".prod.tabret-old-1-2-3"});
 }
 
 TEST_CASE("the index, its join graph and its questions are one artifact", "[artifact][safety]") {

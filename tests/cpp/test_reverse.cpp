@@ -263,7 +263,7 @@ TEST_CASE("saved questions are verified on load", "[reverse][errors]") {
     CHECK_THROWS_WITH(q.save(path), Catch::Contains("save the index there first"));
     demo_index().save(path);
     q.save(path);
-    q.save(path);  // overwriting keeps one valid directory
+    q.save(path);             // overwriting keeps one valid directory
     demo_index().save(path);  // re-saving the index keeps its questions
     CHECK(question_index::load(path, demo_index()).questions() == q.questions());
     CHECK(question_index::load(path, demo_index()).questions() == q.questions());

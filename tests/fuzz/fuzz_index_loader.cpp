@@ -45,17 +45,10 @@ using tabret::fuzz::require;
 using files_t = std::vector<std::pair<std::string, std::string>>;
 
 /// The only names written (anything else in an archive is ignored).
-constexpr std::string_view known_files[] = {"manifest.json",
-                                            "catalog.json",
-                                            "tables.f32",
-                                            "columns.f32",
-                                            "bm25.json",
-                                            "tables.hnsw",
-                                            "columns.hnsw",
-                                            "questions.json",
-                                            "questions.f32",
-                                            "join_graph.tjg",
-                                            "join_graph.bin"};
+constexpr std::string_view known_files[] = {"manifest.json",  "catalog.json",   "tables.f32",
+                                            "columns.f32",    "bm25.json",      "tables.hnsw",
+                                            "columns.hnsw",   "questions.json", "questions.f32",
+                                            "join_graph.tjg", "join_graph.bin"};
 
 bool known(std::string_view name) {
     return std::find(std::begin(known_files), std::end(known_files), name) != std::end(known_files);

@@ -168,8 +168,8 @@ class private_file {
         auto templ = (std::filesystem::temp_directory_path() / "tabret-hnsw-XXXXXX").string();
         fd_ = ::mkstemp(templ.data());
         if (fd_ < 0)
-            throw io_error(fmt::format("{}: cannot create a temporary file: {}", templ,
-                                       std::strerror(errno)));
+            throw io_error(
+                fmt::format("{}: cannot create a temporary file: {}", templ, std::strerror(errno)));
         path_ = templ;
         unlink_ = true;
     }
@@ -193,7 +193,8 @@ class private_file {
         for (off_t at = 0;;) {
             const auto n = ::pread(fd_, buf, sizeof buf, at);
             if (n < 0 && errno == EINTR) continue;
-            if (n < 0) throw io_error(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
+            if (n < 0)
+                throw io_error(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
             if (n == 0) return out;
             out.append(buf, static_cast<std::size_t>(n));
             at += n;
@@ -510,8 +511,8 @@ class hnsw_index {
         }
         auto bytes = file.read();
         if (const auto expected = detail::hnsw_file_size(*index_); bytes.size() != expected)
-            throw io_error(fmt::format("cannot write the HNSW index ({} of {} bytes)",
-                                       bytes.size(), expected));
+            throw io_error(fmt::format("cannot write the HNSW index ({} of {} bytes)", bytes.size(),
+                                       expected));
         return bytes;
     }
 

@@ -18,15 +18,14 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/embedding/matrix_bytes.hpp"
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/table_index.hpp"
+#include "tabret/io/artifact.hpp"
 #include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/json_reader.hpp"
-#include "tabret/embedding/matrix_bytes.hpp"
-#include "tabret/io/artifact.hpp"
-#include "tabret/io/catalog_fingerprint.hpp"
 
 namespace tabret {
 

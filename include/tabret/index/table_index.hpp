@@ -19,16 +19,16 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/embedding/matrix_bytes.hpp"
 #include "tabret/index/bm25_index.hpp"
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/hnsw_index.hpp"
+#include "tabret/io/artifact.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
-#include "tabret/embedding/matrix_bytes.hpp"
-#include "tabret/io/artifact.hpp"
-#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
@@ -143,7 +143,8 @@ class table_index {
     [[nodiscard]] detail::artifact_part to_part() const {
         detail::artifact_part part;
         part.meta = meta();
-        part.files["catalog.json"] = detail::dump_json(catalog_to_json(catalog_), 1, "catalog.json");
+        part.files["catalog.json"] =
+            detail::dump_json(catalog_to_json(catalog_), 1, "catalog.json");
         part.files["tables.f32"] = detail::matrix_bytes(tables_.vectors());
         if (columns_) part.files["columns.f32"] = detail::matrix_bytes(columns_->vectors());
         part.files["bm25.json"] = detail::dump_json(bm25_.to_json(), -1, "bm25.json");
@@ -176,23 +177,22 @@ class table_index {
             throw io_error(fmt::format("{}: catalog.json is not the catalog the manifest names",
                                        saved.path_of("catalog.json")));
         auto matrix_of = [&](const std::string& name, std::size_t rows) {
-            return exact_index(
-                detail::read_matrix(saved.path_of(name), saved.file("index", name), rows,
-                                    index.dim_));
+            return exact_index(detail::read_matrix(saved.path_of(name), saved.file("index", name),
+                                                   rows, index.dim_));
         };
         index.dim_ = r.count("dim");
         index.tables_ = matrix_of("tables.f32", index.catalog_.tables().size());
         if (part.files.contains("columns.f32"))
             index.columns_ = matrix_of("columns.f32", index.catalog_.columns().size());
         index.bm25_ = bm25_index::from_json(read_json("bm25.json"), saved.path_of("bm25.json"));
-        check_items(saved.path_of("bm25.json"), index.bm25_.size(),
-                    index.catalog_.tables().size(), "tables");
+        check_items(saved.path_of("bm25.json"), index.bm25_.size(), index.catalog_.tables().size(),
+                    "tables");
         if (part.files.contains("tables.hnsw"))
             index.tables_hnsw_ =
                 load_hnsw(saved, "tables.hnsw", index, index.catalog_.tables().size(), "tables");
         if (part.files.contains("columns.hnsw"))
-            index.columns_hnsw_ = load_hnsw(saved, "columns.hnsw", index,
-                                            index.catalog_.columns().size(), "columns");
+            index.columns_hnsw_ =
+                load_hnsw(saved, "columns.hnsw", index, index.catalog_.columns().size(), "columns");
         return index;
     }
 
@@ -279,8 +279,8 @@ class table_index {
     static void check_items(std::string_view path, std::size_t got, std::size_t expected,
                             std::string_view what) {
         if (got != expected)
-            throw io_error(fmt::format("{}: holds {} items, the catalog has {} {}", path,
-                                       got, expected, what));
+            throw io_error(fmt::format("{}: holds {} items, the catalog has {} {}", path, got,
+                                       expected, what));
     }
 
     class catalog catalog_;

@@ -78,11 +78,12 @@ inline std::string part_title(std::string_view part) {
 inline std::string read_file_at(int dir_fd, const std::filesystem::path& dir,
                                 const std::string& name, std::uint64_t max_bytes) {
     const auto path = (dir / name).string();
-    const fd_guard f{::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)};
+    const fd_guard f{
+        ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)};
     if (f.fd < 0)
-        throw io_error(errno == ENOENT ? fmt::format("{}: no such file", path)
-                                       : fmt::format("{}: cannot open: {}", path,
-                                                     std::strerror(errno)));
+        throw io_error(errno == ENOENT
+                           ? fmt::format("{}: no such file", path)
+                           : fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
     struct stat st {};
     if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
         throw io_error(fmt::format("{}: not a regular file", path));
@@ -237,17 +238,14 @@ class artifact {
             recover_backup(dir);
             const fd_guard d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
             if (d.fd < 0)
-                throw io_error(errno == ENOENT    ? fmt::format("{}: no such directory",
-                                                                dir.string())
-                               : errno == ENOTDIR ? fmt::format("{}: not a directory",
-                                                                dir.string())
-                                                  : fmt::format("{}: cannot open: {}",
-                                                                dir.string(),
+                throw io_error(errno == ENOENT ? fmt::format("{}: no such directory", dir.string())
+                               : errno == ENOTDIR ? fmt::format("{}: not a directory", dir.string())
+                                                  : fmt::format("{}: cannot open: {}", dir.string(),
                                                                 std::strerror(errno)));
             struct stat opened {};
             if (::fstat(d.fd, &opened) != 0)
-                throw io_error(fmt::format("{}: cannot stat: {}", dir.string(),
-                                           std::strerror(errno)));
+                throw io_error(
+                    fmt::format("{}: cannot stat: {}", dir.string(), std::strerror(errno)));
             try {
                 return artifact(d.fd, dir, keep_going);
             } catch (const error&) {
@@ -350,21 +348,20 @@ class artifact {
 
     artifact_part read_part(int dir_fd, const std::string& name, const nlohmann::json& p) const {
         const auto source = manifest_path();
-            const json_reader pr(p, source, fmt::format("manifest.parts.{}", name));
+        const json_reader pr(p, source, fmt::format("manifest.parts.{}", name));
         artifact_part part;
         part.meta = pr.get("meta", nlohmann::json::value_t::object);
-        for (const auto& [file, entry] :
-             pr.get("files", nlohmann::json::value_t::object).items()) {
+        for (const auto& [file, entry] : pr.get("files", nlohmann::json::value_t::object).items()) {
             check_file_name(file, source);
             const json_reader er(entry, source, fmt::format("manifest file '{}'", file));
             const auto bytes = er.count("bytes");
             const auto sum = er.str("fnv1a64");
             auto data = read_file_at(dir_fd, dir_, file, max_artifact_file_bytes);
             if (data.size() != bytes)
-                throw io_error(fmt::format(
-                    "{}: size {} does not match the manifest: the file is truncated or "
-                    "corrupt",
-                    path_of(file), data.size()));
+                throw io_error(
+                    fmt::format("{}: size {} does not match the manifest: the file is truncated or "
+                                "corrupt",
+                                path_of(file), data.size()));
             if (checksum_hex(data) != sum)
                 throw io_error(
                     fmt::format("{}: checksum mismatch: the file is corrupt", path_of(file)));
@@ -396,9 +393,9 @@ class artifact {
 /// What is at a save's target: nothing, an empty directory, or a tabret artifact (its files).
 struct existing_target {
     bool exists = false;
-    std::set<std::string> owned;           ///< entries tabret wrote (may be removed)
-    std::optional<artifact> current;       ///< readable version-3 artifact, for carrying parts
-    std::string unreadable;                ///< why `current` is empty for a tabret directory
+    std::set<std::string> owned;      ///< entries tabret wrote (may be removed)
+    std::optional<artifact> current;  ///< readable version-3 artifact, for carrying parts
+    std::string unreadable;           ///< why `current` is empty for a tabret directory
 };
 
 /**
@@ -413,24 +410,23 @@ inline existing_target inspect_target(const std::filesystem::path& target) {
     if (ec || st.type() == std::filesystem::file_type::not_found) return out;
     out.exists = true;
     if (st.type() == std::filesystem::file_type::symlink)
-        throw io_error(fmt::format(
-            "{}: is a symbolic link; not replacing it (save to the directory it names)",
-            target.string()));
+        throw io_error(
+            fmt::format("{}: is a symbolic link; not replacing it (save to the directory it names)",
+                        target.string()));
     if (st.type() != std::filesystem::file_type::directory)
         throw io_error(
             fmt::format("{}: exists and is not a directory; not replacing it", target.string()));
     std::vector<std::string> entries;
     for (const auto& e : std::filesystem::directory_iterator(target, ec))
         entries.push_back(e.path().filename().string());
-    if (ec)
-        throw io_error(fmt::format("{}: cannot list: {}", target.string(), ec.message()));
+    if (ec) throw io_error(fmt::format("{}: cannot list: {}", target.string(), ec.message()));
     if (entries.empty()) return out;
     const fd_guard d{::open(target.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
     nlohmann::json manifest;
     try {
         if (d.fd < 0) throw io_error(std::strerror(errno));
-        manifest = nlohmann::json::parse(
-            read_file_at(d.fd, target, manifest_file, max_manifest_bytes));
+        manifest =
+            nlohmann::json::parse(read_file_at(d.fd, target, manifest_file, max_manifest_bytes));
         const auto f = manifest.is_object() ? manifest.value("format", "") : "";
         if (f != "tabret-index" && f != "tabret-questions") throw io_error("not a tabret format");
         check_seal(manifest, "", "manifest");
@@ -511,8 +507,7 @@ inline void swap_artifact(const std::filesystem::path& tmp, const std::filesyste
     std::error_code ec;
     if (!old.exists) {
         std::filesystem::rename(tmp, target, ec);
-        if (ec)
-            throw io_error(fmt::format("{}: cannot write: {}", target.string(), ec.message()));
+        if (ec) throw io_error(fmt::format("{}: cannot write: {}", target.string(), ec.message()));
         return;
     }
 #ifdef __linux__
@@ -534,12 +529,11 @@ inline void swap_artifact(const std::filesystem::path& tmp, const std::filesyste
     const auto [parent, name] = split_target(target);
     const auto token = unique_token();
     const auto backup = parent / fmt::format(".{}.tabret-old-{}", name, token);
-    write_new_file(target / marker_file,
-                   nlohmann::json{{"target", name},
-                                  {"token", token},
-                                  {"pid", ::getpid()},
-                                  {"host", host_name()}}
-                       .dump());
+    write_new_file(
+        target / marker_file,
+        nlohmann::json{
+            {"target", name}, {"token", token}, {"pid", ::getpid()}, {"host", host_name()}}
+            .dump());
     std::filesystem::rename(target, backup, ec);
     if (ec) {
         std::filesystem::remove(target / marker_file, ec);
@@ -577,9 +571,9 @@ inline void save_artifact(const std::filesystem::path& dir, const std::string& c
             return it->second.meta.value("embedder", nlohmann::json());
         const auto what = parts.empty() ? std::string("part") : part_title(parts.begin()->first);
         if (!old.current || !old.current->has("index"))
-            throw io_error(fmt::format(
-                "{}: holds no table index for this catalog; save the index there first",
-                target.string()));
+            throw io_error(
+                fmt::format("{}: holds no table index for this catalog; save the index there first",
+                            target.string()));
         if (old.current->catalog_fingerprint() != catalog_fp)
             throw io_error(fmt::format(
                 "{}: holds the table index of another catalog than the {}'s; not saving it",
@@ -607,8 +601,8 @@ inline void save_artifact(const std::filesystem::path& dir, const std::string& c
             }
             for (const auto& [part_name, why] : old.current->broken())
                 if (!parts.contains(part_name))
-                    dropped.push_back(fmt::format("{} that is damaged ({})", part_title(part_name),
-                                                  why));
+                    dropped.push_back(
+                        fmt::format("{} that is damaged ({})", part_title(part_name), why));
         } else if (!replace) {
             throw io_error(fmt::format(
                 "{}: cannot keep what it holds ({}); pass replace=True (tabret index --replace) "
@@ -622,21 +616,21 @@ inline void save_artifact(const std::filesystem::path& dir, const std::string& c
                 target.string(), fmt::join(dropped, " and ")));
     }
     if (!parts.contains("index"))
-        throw io_error(fmt::format(
-            "{}: holds no table index for this catalog; save the index there first",
-            target.string()));
+        throw io_error(
+            fmt::format("{}: holds no table index for this catalog; save the index there first",
+                        target.string()));
 
     const auto token = unique_token();
     const auto tmp = parent / fmt::format(".{}.tabret-tmp-{}", name, token);
     if (!std::filesystem::create_directory(tmp, ec) || ec)
-        throw io_error(fmt::format("{}: cannot create: {}", tmp.string(),
-                                   ec ? ec.message() : "exists"));
+        throw io_error(
+            fmt::format("{}: cannot create: {}", tmp.string(), ec ? ec.message() : "exists"));
     try {
-        write_new_file(tmp / marker_file, nlohmann::json{{"target", name},
-                                                         {"token", token},
-                                                         {"pid", ::getpid()},
-                                                         {"host", host_name()}}
-                                              .dump());
+        write_new_file(
+            tmp / marker_file,
+            nlohmann::json{
+                {"target", name}, {"token", token}, {"pid", ::getpid()}, {"host", host_name()}}
+                .dump());
         write_artifact(tmp, catalog_fp, parts);
         swap_artifact(tmp, target, old);
     } catch (...) {

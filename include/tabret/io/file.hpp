@@ -8,14 +8,14 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <functional>
-#include <random>
-#include <thread>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <random>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -85,7 +85,7 @@ inline void fsync_directory(const std::filesystem::path& dir) {
  */
 inline void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
     const auto tmp = path.parent_path() / fmt::format(".{}.tabret-tmp-{}", path.filename().string(),
-                                                       detail::unique_token());
+                                                      detail::unique_token());
     {
         detail::fd_guard guard{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
         if (guard.fd < 0)
