@@ -6,8 +6,10 @@
 
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/index/table_index.hpp>
+#include <tabret/interrupt.hpp>
 #include <tabret/rewriting/llm.hpp>
 
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -65,6 +67,28 @@ inline embed_fn python_embed_fn(pybind11::object fn, const std::string& name) {
         for (std::size_t i = 0; i < texts.size(); ++i) batch[i] = lenient_str(texts[i]);
         return to_matrix((*held)(batch), who);
     };
+}
+
+/// The thread identifier (PyThread_get_thread_ident) of Python's main thread, the only one
+/// that runs signal handlers; set when the module is imported.
+inline unsigned long python_main_thread = 0;
+
+/// The interrupt hook of native loops called from Python. On the main thread, at most every
+/// 20 ms, it takes the GIL and runs the pending signal handlers (PyErr_CheckSignals): a
+/// KeyboardInterrupt (or whatever a handler raised) comes out as py::error_already_set. On any
+/// other thread it does nothing (signals are handled on the main thread only), so a retrieve in
+/// a worker thread never waits for the GIL.
+inline const interrupt_fn& python_interrupt() {
+    static const interrupt_fn hook = [] {
+        if (PyThread_get_thread_ident() != python_main_thread) return;
+        thread_local std::chrono::steady_clock::time_point last{};
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::milliseconds(20)) return;
+        last = now;
+        pybind11::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
+    };
+    return hook;
 }
 
 /// A Python callable `(stage, done, total) -> None` as a progress_fn; also polls Ctrl-C.

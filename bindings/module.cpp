@@ -1,11 +1,16 @@
 // The private extension tabret._core; the public API is the typed package python/tabret.
 #include <tabret/version.hpp>
 
+#include "callbacks.hpp"
 #include "register.hpp"
 
 PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
     m.doc() = "tabret native core (private: use the tabret package)";
     m.attr("__version__") = tabret::version_string;
+    tabret::bindings::python_main_thread = pybind11::module_::import("threading")
+                                               .attr("main_thread")()
+                                               .attr("ident")
+                                               .cast<unsigned long>();
     tabret::bindings::register_errors(m);
     tabret::bindings::register_catalog(m);
     tabret::bindings::register_io(m);

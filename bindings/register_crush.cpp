@@ -63,6 +63,7 @@ void register_crush(py::module_& m) {
             "retrieve",
             [](const py_crush_retriever& r, const std::vector<std::string>& questions,
                std::size_t k, std::size_t k_columns) {
+                const interrupt_scope interruptible(python_interrupt());
                 return r.retriever.retrieve(questions, {k, k_columns});
             },
             py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,

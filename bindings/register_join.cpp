@@ -97,6 +97,7 @@ void def_retrieve(py::class_<R, std::shared_ptr<R>>& c) {
         "retrieve",
         [](const R& r, const std::vector<std::string>& questions, std::size_t k,
            std::size_t k_columns) {
+            const interrupt_scope interruptible(python_interrupt());
             return r.retriever.retrieve(questions, {k, k_columns});
         },
         py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,

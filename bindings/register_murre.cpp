@@ -100,6 +100,7 @@ void register_murre(py::module_& m) {
             "retrieve",
             [](const py_murre_retriever& r, const std::vector<std::string>& questions,
                std::size_t k) {
+                const interrupt_scope interruptible(python_interrupt());
                 return r.retriever.retrieve(questions, {k, 0});
             },
             py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>())

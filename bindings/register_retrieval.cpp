@@ -76,6 +76,7 @@ void register_retrieval(py::module_& m) {
             "retrieve",
             [](const py_dense_retriever& r, const std::vector<std::string>& questions,
                std::size_t k, std::size_t k_columns) {
+                const interrupt_scope interruptible(python_interrupt());
                 return r.retriever.retrieve(questions, {k, k_columns});
             },
             py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
@@ -87,6 +88,7 @@ void register_retrieval(py::module_& m) {
             "retrieve",
             [](const py_bm25_retriever& r, const std::vector<std::string>& questions,
                std::size_t k) {
+                const interrupt_scope interruptible(python_interrupt());
                 return r.retriever.retrieve(questions, {k, 0});
             },
             py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>());

@@ -228,14 +228,17 @@ void register_llm(py::module_& m) {
         "Sends each distinct prompt once, in one batch, and checks the answers.");
 
     py::class_<response_cache, std::shared_ptr<response_cache>>(
-        m, "ResponseCache", "LLM answers by (model, prompt), in memory or in a JSON-lines file.")
+        m, "ResponseCache",
+        "LLM answers by (model, prompt), in memory or in a SQLite database file (WAL, one "
+        "transaction per put_many; safe for many threads and processes).")
         .def(py::init([](const std::optional<std::filesystem::path>& path) {
                  py::gil_scoped_release release;
                  return path ? std::make_shared<response_cache>(*path)
                              : std::make_shared<response_cache>();
              }),
              py::arg("path") = py::none())
-        .def("find", &response_cache::find, py::arg("model"), py::arg("prompt"))
+        .def("find", &response_cache::find, py::arg("model"), py::arg("prompt"),
+             py::call_guard<py::gil_scoped_release>())
         .def("put", &response_cache::put, py::arg("model"), py::arg("prompt"),
              py::arg("completion"), py::call_guard<py::gil_scoped_release>())
         .def(
@@ -246,7 +249,10 @@ void register_llm(py::module_& m) {
                 c.put_many(model, prompts, completions);
             },
             py::arg("model"), py::arg("prompts"), py::arg("completions"))
-        .def("__len__", &response_cache::size)
+        .def("import_jsonl", &response_cache::import_jsonl, py::arg("path"),
+             py::call_guard<py::gil_scoped_release>(),
+             "Copies the entries of a JSON-lines cache of earlier versions; returns their count.")
+        .def("__len__", &response_cache::size, py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("truncated_lines", &response_cache::truncated_lines)
         .def_property_readonly("path", &response_cache::file)
         .def("__repr__", [](const response_cache& c) {

@@ -190,6 +190,9 @@ class catalog {
             throw schema_error(fmt::format("foreign key {} -> {} crosses databases",
                                            qualified_name_of_column(from),
                                            qualified_name_of_column(to)));
+        const auto t = columns_[from].table;
+        if (fks_by_table_.size() <= t) fks_by_table_.resize(tables_.size());
+        fks_by_table_[t].push_back(static_cast<std::uint32_t>(foreign_keys_.size()));
         foreign_keys_.push_back({from, to});
     }
 
@@ -250,11 +253,13 @@ class catalog {
         return fmt::format("{}.{}", qualified_name(col.table), col.name);
     }
 
-    /// Foreign keys whose referencing column lies in table @p t.
+    /// Foreign keys whose referencing column lies in table @p t, in declaration order. Costs
+    /// O(their number): an index by table is kept as foreign keys are added.
     [[nodiscard]] std::vector<foreign_key> foreign_keys_from(table_id t) const {
         std::vector<foreign_key> out;
-        for (const auto& fk : foreign_keys_)
-            if (columns_[fk.from].table == t) out.push_back(fk);
+        if (t >= fks_by_table_.size()) return out;
+        out.reserve(fks_by_table_[t].size());
+        for (const auto i : fks_by_table_[t]) out.push_back(foreign_keys_[i]);
         return out;
     }
 
@@ -296,6 +301,8 @@ class catalog {
     std::vector<struct table> tables_;
     std::vector<struct column> columns_;
     std::vector<foreign_key> foreign_keys_;
+    /// Per table, the positions in foreign_keys_ of the keys declared from it (derived).
+    std::vector<std::vector<std::uint32_t>> fks_by_table_;
     std::unordered_map<std::string, database_id> database_by_name_;
     std::unordered_map<std::string, table_id> table_by_name_;
     std::unordered_map<std::string, column_id> column_by_name_;

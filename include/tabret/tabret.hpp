@@ -17,6 +17,7 @@
 #include "tabret/index/question_index.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/index/vector_index.hpp"
+#include "tabret/interrupt.hpp"
 #include "tabret/io/artifact.hpp"
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/ddl.hpp"

@@ -297,8 +297,8 @@ class _NativeLLMWrapper:
 class CachedLLM(_NativeLLMWrapper):
     """``llm`` behind a :class:`ResponseCache` under the name ``model`` (default ``llm.name``):
     cached prompts cost nothing, the misses of a batch go to ``llm`` in one deduplicated batch
-    and are stored (appended to the cache file, if any). Runs in C++; a Python ``llm`` is called
-    with the GIL once per batch."""
+    and are stored (committed to the cache's SQLite file, if any, in one transaction). Runs in
+    C++; a Python ``llm`` is called with the GIL once per batch."""
 
     def __init__(
         self,

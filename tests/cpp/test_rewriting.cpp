@@ -250,7 +250,7 @@ TEST_CASE("cached LLM: misses in one deduplicated batch, reruns cost zero calls"
 
 TEST_CASE("response cache file round trip", "[rewriting][cache]") {
     test::temp_dir dir;
-    const auto file = dir.path() / "llm.jsonl";
+    const auto file = dir.path() / "llm.sqlite";
     {
         response_cache cache(file);
         CHECK(cache.size() == 0);
@@ -259,23 +259,15 @@ TEST_CASE("response cache file round trip", "[rewriting][cache]") {
         cache.put_many("m", ps, cs);
         cache.put("m", "p2", "a2 newer");
     }
-    const auto text = slurp(file);
-    CHECK(std::count(text.begin(), text.end(), '\n') == 4);
-    std::istringstream lines(text);
-    for (std::string line; std::getline(lines, line);) {
-        const auto j = json::parse(line);
-        CHECK(j.contains("model"));
-        CHECK(j.contains("prompt"));
-        CHECK(j.contains("completion"));
-    }
+    CHECK(slurp(file).starts_with(std::string("SQLite format 3\0", 16)));
     response_cache again(file);
     CHECK(again.size() == 3);
     CHECK(again.truncated_lines() == 0);
     CHECK(again.find("m", "prompt with \"quotes\"\nand a newline") == "answer 1");
-    CHECK(again.find("m", "p2") == "a2 newer");  // a later line wins
+    CHECK(again.find("m", "p2") == "a2 newer");  // a later put wins
     CHECK(again.find("m", "p3") == "a3 \xE2\x9C\x93");
 
-    // A cached LLM over the reloaded file makes no call for recorded prompts.
+    // A cached LLM over the reopened file makes no call for recorded prompts.
     counting_llm counter;
     const auto llm = cached_llm(counter.fn(), "m", again);
     CHECK(llm(std::vector<std::string>{"p3", "p2"}) ==
@@ -283,71 +275,65 @@ TEST_CASE("response cache file round trip", "[rewriting][cache]") {
     CHECK(*counter.calls == 0);
 }
 
-TEST_CASE("response cache ignores a truncated last line and repairs before appending",
+TEST_CASE("response cache imports a JSON-lines cache, ignoring a truncated last line",
           "[rewriting][cache]") {
     test::temp_dir dir;
     const auto file = dir.path() / "llm.jsonl";
     const std::string good =
         detail::rw::cache_line("m", "p1", "a1") + detail::rw::cache_line("m", "p2", "a2");
     write(file, good + R"({"model":"m","prompt":"p3","compl)");
-    {
-        response_cache cache(file);
-        CHECK(cache.size() == 2);
-        CHECK(cache.truncated_lines() == 1);
-        CHECK(cache.find("m", "p2") == "a2");
-        CHECK_FALSE(cache.find("m", "p3"));
-        cache.put("m", "p3", "a3");
-        CHECK(cache.truncated_lines() == 0);
-    }
-    CHECK(slurp(file) == good + detail::rw::cache_line("m", "p3", "a3"));
-    response_cache again(file);
-    CHECK(again.size() == 3);
-    CHECK(again.truncated_lines() == 0);
+    response_cache cache(dir.path() / "llm.sqlite");
+    CHECK(cache.import_jsonl(file) == 2);
+    CHECK(cache.size() == 2);
+    CHECK(cache.truncated_lines() == 1);
+    CHECK(cache.find("m", "p2") == "a2");
+    CHECK_FALSE(cache.find("m", "p3"));
+    CHECK(slurp(file) == good + R"({"model":"m","prompt":"p3","compl)");  // only read
 
-    // A complete last line that only lacks its newline is kept, and the next append adds one.
-    write(file, good + R"({"model":"m","prompt":"p4","completion":"a4"})");
-    {
-        response_cache cache(file);
-        CHECK(cache.size() == 3);
-        CHECK(cache.truncated_lines() == 0);
-        cache.put("m", "p5", "a5");
-    }
-    response_cache third(file);
-    CHECK(third.size() == 4);
-    CHECK(third.find("m", "p5") == "a5");
+    // A complete last line that only lacks its newline is kept; a later line wins.
+    write(file, good + R"({"model":"m","prompt":"p2","completion":"a2 newer"})");
+    CHECK(cache.import_jsonl(file) == 3);
+    CHECK(cache.truncated_lines() == 0);
+    CHECK(cache.find("m", "p2") == "a2 newer");
+    CHECK(cache.size() == 2);
 }
 
-TEST_CASE("response cache rejects corrupt lines naming file and line", "[rewriting][cache]") {
+TEST_CASE("response cache import rejects corrupt lines naming file and line",
+          "[rewriting][cache]") {
     test::temp_dir dir;
     const auto file = dir.path() / "bad.jsonl";
+    response_cache cache;
     write(file, detail::rw::cache_line("m", "p1", "a1") + "this is not json\n" +
                     detail::rw::cache_line("m", "p2", "a2"));
     try {
-        response_cache cache(file);
+        (void)cache.import_jsonl(file);
         FAIL("expected parse_error");
     } catch (const parse_error& e) {
         CHECK(e.line() == 2);
         CHECK(e.source() == file.string());
         CHECK(std::string(e.what()).find("bad.jsonl:2:") != std::string::npos);
     }
+    CHECK(cache.size() == 0);  // all or nothing
     write(file, detail::rw::cache_line("m", "p1", "a1") + R"({"model":"m","prompt":"p2"})" + "\n");
     try {
-        response_cache cache(file);
+        (void)cache.import_jsonl(file);
         FAIL("expected parse_error");
     } catch (const parse_error& e) {
         CHECK(e.line() == 2);
         CHECK(std::string(e.what()).find("completion") != std::string::npos);
     }
     write(file, "[1, 2]\n");
-    CHECK_THROWS_AS(response_cache(file), parse_error);
+    CHECK_THROWS_AS(cache.import_jsonl(file), parse_error);
     write(file, "\n\n" + detail::rw::cache_line("m", "p", "a") + "\n");  // blank lines are fine
-    CHECK(response_cache(file).size() == 1);
+    CHECK(cache.import_jsonl(file) == 1);
+    CHECK(cache.size() == 1);
     CHECK_THROWS_AS(response_cache(dir.path()), io_error);
+    CHECK_THROWS_AS(cache.import_jsonl(dir.path() / "missing.jsonl"), io_error);
 }
 
 TEST_CASE("response cache is thread-safe", "[rewriting][cache][concurrency]") {
     test::temp_dir dir;
-    const auto file = dir.path() / "mt.jsonl";
+    const auto file = dir.path() / "mt.sqlite";
     {
         response_cache cache(file);
         std::vector<std::thread> threads;

@@ -6,7 +6,7 @@
 //   6 extract_question (replay by prompt)                  7 the LLM rewriters (CRUSH, MURRE
 //     both forms, JAR, RE question generator) over an LLM that answers with the input
 //   8 recorded_rewriter over the input as recorded items   9 prompt_template parse + render
-//  10 response_cache loading the input as its JSON-lines file
+//  10 response_cache importing the input as a JSON-lines file
 // Successful results must satisfy the parsers' documented contracts (non-empty results).
 
 #include <cstddef>
@@ -117,7 +117,8 @@ void run_template(std::string_view text) {
 void run_cache(std::string_view text) {
     const auto file = fuzz::scratch_dir() / "cache.jsonl";
     fuzz::write_file(file, text);
-    const response_cache cache(file);
+    response_cache cache;
+    (void)cache.import_jsonl(file);
     (void)cache.size();
 }
 

@@ -345,15 +345,11 @@ def test_cached_rerun_costs_zero_calls() -> None:
 
 
 def test_cache_file_makes_a_rerun_free(tmp_path: Path) -> None:
-    path = tmp_path / "answers.jsonl"
+    path = tmp_path / "answers.sqlite"
     first = CountingLLM()
     assert CachedLLM(first, path)(["x", "y", "x"]) == ["echo: x", "echo: y", "echo: x"]
     assert first.calls == 1
-    lines = path.read_text(encoding="utf-8").splitlines()
-    assert [json.loads(line) for line in lines] == [
-        {"model": "counting", "prompt": "x", "completion": "echo: x"},
-        {"model": "counting", "prompt": "y", "completion": "echo: y"},
-    ]
+    assert path.read_bytes().startswith(b"SQLite format 3\x00")
     second = CountingLLM()
     rerun = CachedLLM(second, ResponseCache(path))
     assert rerun(["y", "x"]) == ["echo: y", "echo: x"]
@@ -366,22 +362,25 @@ def test_cache_file_makes_a_rerun_free(tmp_path: Path) -> None:
     assert other.calls == 1
 
 
-def test_cache_file_with_a_cut_last_line_is_repaired(tmp_path: Path) -> None:
-    path = tmp_path / "answers.jsonl"
-    path.write_text('{"model": "m", "prompt": "a", "completion": "A"}\n{"model": "m", "pro')
-    cache = ResponseCache(path)
+def test_jsonl_cache_with_a_cut_last_line_is_imported(tmp_path: Path) -> None:
+    old = tmp_path / "answers.jsonl"
+    old.write_text('{"model": "m", "prompt": "a", "completion": "A"}\n{"model": "m", "pro')
+    with pytest.raises(tabret.FileError, match=r"answers\.jsonl.*import_jsonl"):
+        ResponseCache(old)
+    cache = ResponseCache(tmp_path / "answers.sqlite")
+    assert cache.import_jsonl(old) == 1
     assert cache.truncated_lines == 1
     assert cache.find("m", "a") == "A"
     cache.put("m", "b", "B")
-    assert ResponseCache(path).find("m", "b") == "B"
-    assert ResponseCache(path).truncated_lines == 0
+    assert ResponseCache(tmp_path / "answers.sqlite").find("m", "b") == "B"
+    assert old.read_text().endswith('"pro')  # only read
 
 
-def test_cache_file_with_a_corrupt_line_is_a_parse_error(tmp_path: Path) -> None:
+def test_jsonl_cache_with_a_corrupt_line_is_a_parse_error(tmp_path: Path) -> None:
     path = tmp_path / "answers.jsonl"
     path.write_text('{"model": "m", "prompt": "a", "completion": "A"}\nnot json\n{}\n')
     with pytest.raises(tabret.ParseError, match=r"answers\.jsonl:2: not a JSON object") as info:
-        ResponseCache(path)
+        ResponseCache().import_jsonl(path)
     assert info.value.line == 2
 
 

@@ -2,16 +2,50 @@
 /// @file embedding/cached_embedder.hpp
 /// @brief An embedding cache keyed by text: a run never embeds the same text twice.
 
+#include <algorithm>
+#include <condition_variable>
 #include <cstddef>
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "tabret/embedding/embedder.hpp"
 
 namespace tabret {
+
+namespace detail {
+
+/// Runs a function when the scope ends (also during stack unwinding).
+template <class F>
+class scope_exit_guard {
+  public:
+    explicit scope_exit_guard(F f) : f_(std::move(f)) {}
+    scope_exit_guard(const scope_exit_guard&) = delete;
+    scope_exit_guard& operator=(const scope_exit_guard&) = delete;
+    ~scope_exit_guard() { f_(); }
+
+  private:
+    F f_;
+};
+template <class F>
+[[nodiscard]] scope_exit_guard<F> scope_exit(F f) {
+    return scope_exit_guard<F>(std::move(f));
+}
+
+/// The first 60 bytes of @p text, for a message.
+inline std::string snippet(std::string_view text) {
+    return text.size() <= 60 ? std::string(text) : std::string(text.substr(0, 60)) + "...";
+}
+
+}  // namespace detail
 
 /// Counters of a cached_embedder.
 struct cache_stats {
@@ -23,25 +57,66 @@ struct cache_stats {
 /**
  * @brief Wraps an embedder (held by reference: it must outlive this object). A call sends only
  * the distinct texts not seen before, in one batch, and checks what comes back (shape, finite
- * values, same dimension as earlier answers). Thread-safe: one lock guards the cache and the
- * wrapped call, so concurrent callers never embed the same text twice.
+ * values, same dimension as earlier answers).
+ *
+ * Thread-safe and re-entrant. The cache lock is never held while the wrapped embedder runs, so
+ * the wrapped embedder may itself call this cache (a Python callback that embeds the parts of
+ * a text through the same cache). Calls into the wrapped embedder are serialised (one at a time,
+ * re-entrant on the calling thread). A text that another thread is embedding is waited for, so
+ * concurrent callers never embed the same text twice; a re-entrant call never waits (it embeds
+ * such a text itself, even one its outer call is embedding), and calls nested deeper than
+ * max_depth on one thread (an endless recursion) are an error, never a deadlock.
  */
 template <Embedder E>
 class cached_embedder {
   public:
+    /// How deep calls may nest on one thread (the wrapped embedder calling this cache).
+    static constexpr std::size_t max_depth = 64;
+
     explicit cached_embedder(const E& inner) : inner_(inner) {}
     /// A temporary embedder is refused (it would dangle).
     explicit cached_embedder(const E&&) = delete;
 
-    /** @throws embedding_error when the wrapped embedder answers with a bad matrix. */
+    /**
+     * @throws embedding_error when the wrapped embedder answers with a bad matrix; error when
+     * calls nest deeper than max_depth on one thread.
+     */
     [[nodiscard]] matrix embed(std::span<const std::string> texts) const {
-        std::lock_guard lock(mutex_);
-        std::vector<std::string> misses;
-        std::unordered_map<std::string, std::size_t> pending;
-        for (const auto& t : texts)
-            if (!rows_.contains(t) && pending.emplace(t, misses.size()).second) misses.push_back(t);
-        if (!misses.empty()) store(misses);
-        stats_.hits += texts.size() - misses.size();
+        std::unique_lock lock(mutex_);
+        const auto me = std::this_thread::get_id();
+        const std::size_t depth = active_[me]++;
+        const auto leave = detail::scope_exit([&] {
+            if (--active_[me] == 0) active_.erase(me);
+        });
+        if (depth >= max_depth)
+            throw error(fmt::format(
+                "cached_embedder: calls nested {} deep on one thread (does the wrapped embedder "
+                "ask the cache for the texts it is embedding?)",
+                depth + 1));
+        std::size_t embedded = 0;
+        for (;;) {
+            std::vector<std::string> mine, awaited;
+            std::unordered_set<std::string_view> seen;
+            for (const auto& t : texts) {
+                if (rows_.contains(t) || !seen.insert(t).second) continue;
+                // A re-entrant call (depth > 0) never waits: it embeds such a text itself.
+                if (depth == 0 && in_flight_.contains(t))
+                    awaited.push_back(t);
+                else
+                    mine.push_back(t);
+            }
+            if (!mine.empty()) {
+                store(mine, lock);
+                embedded += mine.size();
+            }
+            if (awaited.empty()) break;
+            cv_.wait(lock, [&] {
+                return std::ranges::all_of(awaited, [&](const std::string& t) {
+                    return rows_.contains(t) || !in_flight_.contains(t);
+                });
+            });
+        }
+        stats_.hits += texts.size() - embedded;
         matrix out(static_cast<Eigen::Index>(texts.size()), static_cast<Eigen::Index>(dim_));
         for (std::size_t i = 0; i < texts.size(); ++i) {
             const auto& row = rows_.at(texts[i]);
@@ -61,8 +136,24 @@ class cached_embedder {
     }
 
   private:
-    void store(const std::vector<std::string>& misses) const {
-        const matrix m = inner_.embed(misses);
+    /// Embeds @p misses without holding @p lock, then stores them. The misses that no other call
+    /// was embedding are marked in flight meanwhile; whatever happens, they are unmarked and
+    /// waiters are woken.
+    void store(const std::vector<std::string>& misses, std::unique_lock<std::mutex>& lock) const {
+        std::vector<const std::string*> marked;
+        const auto land = detail::scope_exit([&] {
+            for (const auto* t : marked) in_flight_.erase(*t);
+            cv_.notify_all();
+        });
+        for (const auto& t : misses)
+            if (in_flight_.insert(t).second) marked.push_back(&t);
+        matrix m;
+        {
+            lock.unlock();
+            const auto relock = detail::scope_exit([&] { lock.lock(); });
+            std::lock_guard call(call_mutex_);
+            m = inner_.embed(misses);
+        }
         check_embeddings(m, misses.size(), dim_, embedder_label(inner_));
         dim_ = static_cast<std::size_t>(m.cols());
         ++stats_.calls;
@@ -75,7 +166,11 @@ class cached_embedder {
 
     const E& inner_;
     mutable std::mutex mutex_;
+    mutable std::recursive_mutex call_mutex_;
+    mutable std::condition_variable cv_;
     mutable std::unordered_map<std::string, std::vector<float>> rows_;
+    mutable std::unordered_set<std::string> in_flight_;
+    mutable std::unordered_map<std::thread::id, std::size_t> active_;
     mutable std::size_t dim_ = 0;
     mutable cache_stats stats_;
 };

@@ -19,6 +19,7 @@
 #include "tabret/error.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
+#include "tabret/interrupt.hpp"
 #include "tabret/io/json_reader.hpp"
 #include "tabret/text/tokenize.hpp"
 
@@ -266,6 +267,7 @@ class bm25_index {
         std::vector<double> scores(size(), 0.0);
         std::vector<item_id> touched;
         for (std::size_t q = 0; q < queries.size(); ++q) {
+            check_interrupt_every(q, 16);
             accumulate(queries[q], scores, touched);
             hits row;
             for (const item_id doc : touched) {

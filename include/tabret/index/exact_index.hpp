@@ -11,6 +11,7 @@
 #include "tabret/embedding/matrix.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
+#include "tabret/interrupt.hpp"
 
 namespace tabret {
 
@@ -118,8 +119,10 @@ class exact_index {
                     vectors_.middleRows(static_cast<Eigen::Index>(begin), len).transpose();
             else
                 scores.noalias() = queries * gather(ids, begin, end).transpose();
+            check_interrupt();
             const auto block_ids = ids.empty() ? ids : ids.subspan(begin, end - begin);
             for (std::size_t q = 0; q < nq; ++q) {
+                check_interrupt_every(q, 16);
                 const std::span<const float> row(scores.row(static_cast<Eigen::Index>(q)).data(),
                                                  end - begin);
                 auto best = detail::top_k_of_row(row, block_ids, static_cast<item_id>(begin), k);

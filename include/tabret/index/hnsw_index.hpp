@@ -47,6 +47,7 @@
 #include "tabret/error.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
+#include "tabret/interrupt.hpp"
 #include "tabret/io/file.hpp"
 
 namespace tabret {
@@ -448,6 +449,7 @@ class hnsw_index {
         std::vector<hits> result(static_cast<std::size_t>(queries.rows()));
         if (size() == 0) return result;
         for (std::size_t q = 0; q < result.size(); ++q) {
+            check_interrupt_every(q, 16);
             const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
             auto found = index_->searchKnn(query, std::min(k, size()));
             hits& row = result[q];
@@ -478,6 +480,7 @@ class hnsw_index {
         const auto ids = detail::unique_candidates(candidates, size(), "hnsw_index");
         std::vector<hits> result(static_cast<std::size_t>(queries.rows()));
         for (std::size_t q = 0; q < result.size(); ++q) {
+            check_interrupt_every(q, 16);
             const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
             hits row(ids.size());
             for (std::size_t j = 0; j < ids.size(); ++j)

@@ -1,14 +1,16 @@
 #pragma once
 /// @file rewriting/response_cache.hpp
-/// @brief LLM answers cached by (model, prompt), in memory and optionally in a JSON-lines file,
+/// @brief LLM answers cached by (model, prompt), in memory or in a SQLite database file,
 /// so that reruns are free and deterministic.
 
-#include <fcntl.h>
-#include <unistd.h>
+#include <sqlite3.h>
 
-#include <cerrno>
+#include <array>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -22,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tabret/error.hpp"
+#include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/rewriting/llm.hpp"
 #include "tabret/rewriting/text.hpp"
@@ -35,6 +38,11 @@ inline std::string cache_key(std::string_view model, std::string_view prompt) {
     return fmt::format("{}:{}\n{}", model.size(), model, prompt);
 }
 
+/// The first 60 bytes of @p text, for a message.
+inline std::string snippet(std::string_view text) {
+    return text.size() <= 60 ? std::string(text) : std::string(text.substr(0, 60)) + "...";
+}
+
 inline std::string cache_line(std::string_view model, std::string_view prompt,
                               std::string_view completion) {
     const nlohmann::json j = {{"model", model}, {"prompt", prompt}, {"completion", completion}};
@@ -46,70 +54,171 @@ inline std::string cache_line(std::string_view model, std::string_view prompt,
 /**
  * @brief A cache of LLM completions keyed by (model name, prompt).
  *
- * In memory only, or backed by a JSON-lines file: one object
- * `{"model": …, "prompt": …, "completion": …}` per line, appended (never rewritten) as answers
- * arrive, each batch in one `write`. On load, a later line for the same key wins. A last line
- * without its newline that does not parse (a write cut short by a crash) is ignored and counted
- * in truncated_lines(); before the next append the file is cut back to its last complete line,
- * so the file stays valid. Any other line that is not such an object is a parse_error naming the
- * file and line. Blank lines are skipped.
+ * In memory only, or backed by a SQLite database file (format `tabret-response-cache` 1):
+ * one table `responses(model BLOB, prompt BLOB, completion BLOB, checksum INTEGER,
+ * PRIMARY KEY(model, prompt))` (checksum: 64-bit FNV-1a of the entry, checked by find()),
+ * `PRAGMA application_id` 0x74627263 ("tbrc") and `PRAGMA user_version` 1. Keys are compared
+ * as exact bytes (a NUL is a byte like any other). The database runs in WAL mode with a busy
+ * timeout of busy_timeout_ms; each put_many is one transaction, and a later put for the same
+ * key wins. Any number of caches on the same file, in any number of threads and processes, may
+ * read and write at once: nothing committed is lost, and a reader sees every committed entry.
+ * SQLite keeps `<file>-wal` and `<file>-shm` next to the file while it is open.
  *
- * Thread-safe: every member locks one mutex; file appends happen under it.
+ * A file that is not such a database is never modified: an existing file that is not SQLite
+ * (the JSON-lines format of earlier versions, or anything else), a SQLite database of another
+ * application, or a damaged one (opening runs `PRAGMA quick_check`, linear in the file's size;
+ * a damaged entry found later fails its checksum) is an io_error naming it. A JSON-lines cache of
+ * earlier versions can be copied into a cache with import_jsonl(). An empty (0-byte) file is taken
+ * as a new database.
+ *
+ * Thread-safe: every member locks one mutex around the connection.
  */
 class response_cache {
   public:
+    static constexpr int application_id = 0x74627263;  // "tbrc"
+    static constexpr int format_version = 1;
+    static constexpr int busy_timeout_ms = 60'000;
+
     /** @brief An empty in-memory cache. */
-    response_cache() = default;
+    response_cache() { open(":memory:", true); }
 
     /**
-     * @brief A cache backed by @p file: loads it if it exists (it is created on the first put).
-     * @throws io_error if it cannot be read; parse_error for a corrupt line.
+     * @brief A cache backed by @p file: opens the database, creating it if it does not exist.
+     * @throws io_error naming the file if it cannot be opened or created, or is not a tabret
+     * response cache (see the class comment); the file is then left untouched.
      */
-    explicit response_cache(std::filesystem::path file) : file_(std::move(file)) { load(); }
+    explicit response_cache(std::filesystem::path file) : file_(std::move(file)) {
+        check_existing(*file_);
+        open(file_->string(), false);
+    }
 
     response_cache(const response_cache&) = delete;
     response_cache& operator=(const response_cache&) = delete;
 
-    /** @brief The cached completion, or nullopt. */
+    /** @brief The cached completion, or nullopt. @throws io_error on a database error. */
     [[nodiscard]] std::optional<std::string> find(std::string_view model,
                                                   std::string_view prompt) const {
         std::lock_guard lock(mutex_);
-        const auto it = entries_.find(detail::rw::cache_key(model, prompt));
-        if (it == entries_.end()) return std::nullopt;
-        return it->second;
+        auto* s = find_.get();
+        sqlite3_reset(s);
+        bind(s, 1, model);
+        bind(s, 2, prompt);
+        const int rc = sqlite3_step(s);
+        std::optional<std::string> out;
+        if (rc == SQLITE_ROW) {
+            out = column(s, 0);
+            const auto sum = static_cast<std::uint64_t>(sqlite3_column_int64(s, 1));
+            if (sum != row_checksum(model, prompt, *out)) {
+                sqlite3_reset(s);
+                throw io_error(
+                    fmt::format("{}: response cache: the entry of model \"{}\" for "
+                                "prompt \"{}\" is damaged (checksum mismatch)",
+                                label(), detail::rw::snippet(model), detail::rw::snippet(prompt)));
+            }
+        } else if (rc != SQLITE_DONE) {
+            fail("cannot read");
+        }
+        sqlite3_reset(s);
+        return out;
     }
 
-    /** @brief Stores one completion (and appends it to the file, if any). @throws io_error. */
+    /** @brief Stores one completion (committed to the file, if any). @throws io_error. */
     void put(std::string_view model, std::string_view prompt, std::string_view completion) {
         const std::string p(prompt), c(completion);
         put_many(model, std::span<const std::string>(&p, 1), std::span<const std::string>(&c, 1));
     }
 
     /**
-     * @brief Stores a batch: @p completions[i] answers @p prompts[i]. One file append.
-     * @throws error on a length mismatch; io_error if the file cannot be written.
+     * @brief Stores a batch in one transaction: @p completions[i] answers @p prompts[i].
+     * @throws error on a length mismatch; io_error if the database cannot be written (then
+     * nothing of the batch is stored).
      */
     void put_many(std::string_view model, std::span<const std::string> prompts,
                   std::span<const std::string> completions) {
         if (prompts.size() != completions.size())
             throw error(fmt::format("response_cache: {} prompts but {} completions", prompts.size(),
                                     completions.size()));
+        if (prompts.empty()) return;
         std::lock_guard lock(mutex_);
-        std::string lines;
+        transaction tx(*this);
+        auto* s = insert_.get();
         for (std::size_t i = 0; i < prompts.size(); ++i) {
-            entries_[detail::rw::cache_key(model, prompts[i])] = completions[i];
-            if (file_) lines += detail::rw::cache_line(model, prompts[i], completions[i]);
+            sqlite3_reset(s);
+            bind(s, 1, model);
+            bind(s, 2, prompts[i]);
+            bind(s, 3, completions[i]);
+            bind_checksum(s, 4, row_checksum(model, prompts[i], completions[i]));
+            if (sqlite3_step(s) != SQLITE_DONE) {
+                sqlite3_reset(s);
+                fail("cannot write");
+            }
         }
-        if (file_ && !lines.empty()) append(lines);
+        sqlite3_reset(s);
+        tx.commit();
     }
 
-    /** @brief Number of distinct (model, prompt) keys held. */
+    /**
+     * @brief Copies the entries of a JSON-lines cache written by earlier versions (one object
+     * `{"model": …, "prompt": …, "completion": …}` per line; a later line for the same key
+     * wins; blank lines are skipped) into this cache, in one transaction, and returns how many
+     * lines were read. @p jsonl is only read. A last line without its newline that does not
+     * parse (a write cut short) is ignored and counted in truncated_lines().
+     * @throws io_error if @p jsonl cannot be read; parse_error naming the file and line for any
+     * other line that is not such an object (then nothing is imported).
+     */
+    std::size_t import_jsonl(const std::filesystem::path& jsonl) {
+        const auto text = read_text_file(jsonl);
+        std::vector<std::array<std::string, 3>> rows;
+        std::size_t pos = 0, line_no = 0, truncated = 0;
+        while (pos < text.size()) {
+            ++line_no;
+            const auto nl = text.find('\n', pos);
+            const bool complete = nl != std::string::npos;
+            const auto end = complete ? nl : text.size();
+            const std::string_view line(text.data() + pos, end - pos);
+            if (!detail::rw::trim(line).empty()) {
+                auto row = parse_jsonl_line(jsonl, line, line_no, complete);
+                if (!row) {
+                    truncated = 1;
+                    break;
+                }
+                rows.push_back(std::move(*row));
+            }
+            pos = complete ? nl + 1 : text.size();
+        }
+        std::lock_guard lock(mutex_);
+        transaction tx(*this);
+        auto* s = insert_.get();
+        for (const auto& r : rows) {
+            sqlite3_reset(s);
+            for (int i = 0; i < 3; ++i) bind(s, i + 1, r[static_cast<std::size_t>(i)]);
+            bind_checksum(s, 4, row_checksum(r[0], r[1], r[2]));
+            if (sqlite3_step(s) != SQLITE_DONE) {
+                sqlite3_reset(s);
+                fail("cannot write");
+            }
+        }
+        sqlite3_reset(s);
+        tx.commit();
+        truncated_lines_ = truncated;
+        return rows.size();
+    }
+
+    /** @brief Number of distinct (model, prompt) keys held (in the file: by every writer). */
     [[nodiscard]] std::size_t size() const {
         std::lock_guard lock(mutex_);
-        return entries_.size();
+        auto* s = count_.get();
+        sqlite3_reset(s);
+        if (sqlite3_step(s) != SQLITE_ROW) {
+            sqlite3_reset(s);
+            fail("cannot read");
+        }
+        const auto n = static_cast<std::size_t>(sqlite3_column_int64(s, 0));
+        sqlite3_reset(s);
+        return n;
     }
 
-    /** @brief Lines ignored on load because the file ended in the middle of one (0 or 1). */
+    /** @brief Lines ignored by the last import_jsonl() because its file ended inside one. */
     [[nodiscard]] std::size_t truncated_lines() const {
         std::lock_guard lock(mutex_);
         return truncated_lines_;
@@ -121,79 +230,215 @@ class response_cache {
     }
 
   private:
-    void load() {
-        std::error_code ec;
-        if (!std::filesystem::exists(*file_, ec)) return;
-        const auto text = read_text_file(*file_);
-        std::size_t pos = 0, line_no = 0;
-        while (pos < text.size()) {
-            ++line_no;
-            const auto nl = text.find('\n', pos);
-            const bool complete = nl != std::string::npos;
-            const auto end = complete ? nl : text.size();
-            const std::string_view line(text.data() + pos, end - pos);
-            if (!load_line(line, line_no, complete)) {
-                truncated_lines_ = 1;
-                valid_size_ = pos;
-                break;
-            }
-            pos = complete ? nl + 1 : text.size();
-            valid_size_ = pos;
+    struct db_closer {
+        void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+    };
+    struct stmt_finalizer {
+        void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
+    };
+    using stmt_ptr = std::unique_ptr<sqlite3_stmt, stmt_finalizer>;
+
+    /// BEGIN IMMEDIATE … COMMIT; rolled back when left without commit().
+    class transaction {
+      public:
+        explicit transaction(const response_cache& c) : c_(c) {
+            c_.exec("BEGIN IMMEDIATE", "cannot start a write transaction");
         }
-        ends_without_newline_ = truncated_lines_ == 0 && !text.empty() && text.back() != '\n';
+        transaction(const transaction&) = delete;
+        transaction& operator=(const transaction&) = delete;
+        void commit() {
+            c_.exec("COMMIT", "cannot commit");
+            done_ = true;
+        }
+        ~transaction() {
+            if (!done_) sqlite3_exec(c_.db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+        }
+
+      private:
+        const response_cache& c_;
+        bool done_ = false;
+    };
+
+    [[nodiscard]] std::string label() const { return file_ ? file_->string() : ":memory:"; }
+
+    [[noreturn]] void fail(std::string_view what) const {
+        throw io_error(fmt::format("{}: response cache: {}: {}", label(), what,
+                                   db_ ? sqlite3_errmsg(db_.get()) : "out of memory"));
+    }
+
+    void exec(const char* sql, std::string_view what) const {
+        if (sqlite3_exec(db_.get(), sql, nullptr, nullptr, nullptr) != SQLITE_OK) fail(what);
+    }
+
+    [[nodiscard]] stmt_ptr prepare(const char* sql) const {
+        sqlite3_stmt* raw = nullptr;
+        if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) != SQLITE_OK)
+            fail("cannot read the database");
+        return stmt_ptr(raw);
+    }
+
+    [[nodiscard]] long long pragma_int(const char* sql) const {
+        const auto s = prepare(sql);
+        const int rc = sqlite3_step(s.get());
+        if (rc == SQLITE_ROW) return sqlite3_column_int64(s.get(), 0);
+        if (rc != SQLITE_DONE) fail("cannot read the database");
+        return 0;
+    }
+
+    static void bind(sqlite3_stmt* s, int i, std::string_view bytes) {
+        // Always a BLOB (even when empty), so that keys compare as exact bytes.
+        static const char empty = 0;
+        sqlite3_bind_blob64(s, i, bytes.empty() ? &empty : bytes.data(), bytes.size(),
+                            SQLITE_TRANSIENT);
+    }
+
+    static void bind_checksum(sqlite3_stmt* s, int i, std::uint64_t sum) {
+        sqlite3_bind_int64(s, i, static_cast<sqlite3_int64>(sum));
+    }
+
+    /// Stored with each entry and checked by find(): SQLite does not checksum its pages.
+    static std::uint64_t row_checksum(std::string_view model, std::string_view prompt,
+                                      std::string_view completion) {
+        return detail::fnv1a(completion, detail::fnv1a(detail::rw::cache_key(model, prompt)));
+    }
+
+    static std::string column(sqlite3_stmt* s, int i) {
+        const auto* p = static_cast<const char*>(sqlite3_column_blob(s, i));
+        const auto n = static_cast<std::size_t>(sqlite3_column_bytes(s, i));
+        return p ? std::string(p, n) : std::string{};
+    }
+
+    /// Refuses, before SQLite touches it, anything at @p path that is not a SQLite file.
+    static void check_existing(const std::filesystem::path& path) {
+        std::error_code ec;
+        const auto st = std::filesystem::status(path, ec);
+        if (!std::filesystem::exists(st)) return;
+        if (!std::filesystem::is_regular_file(st))
+            throw io_error(
+                fmt::format("{}: not a regular file (a response cache is a SQLite "
+                            "database file)",
+                            path.string()));
+        const auto size = std::filesystem::file_size(path, ec);
+        if (ec || size == 0) return;
+        std::array<char, 16> header{};
+        std::ifstream in(path, std::ios::binary);
+        if (!in) throw io_error(fmt::format("{}: cannot open for reading", path.string()));
+        in.read(header.data(), header.size());
+        const auto got = static_cast<std::size_t>(in.gcount());
+        if (got == header.size() && std::memcmp(header.data(), "SQLite format 3\0", 16) == 0)
+            return;
+        const std::string_view head(header.data(), got);
+        const auto first = head.find_first_not_of(" \t\r\n");
+        if (first != std::string_view::npos && head[first] == '{')
+            throw io_error(fmt::format(
+                "{}: not a tabret response cache: this looks like the JSON-lines cache of earlier "
+                "tabret versions, which is no longer read in place; the file was left untouched. "
+                "Import it into a new cache with ResponseCache(new_path).import_jsonl(old_path)",
+                path.string()));
+        throw io_error(fmt::format(
+            "{}: not a tabret response cache (not a SQLite database); the file was left untouched",
+            path.string()));
+    }
+
+    void open(const std::string& name, bool memory) {
+        sqlite3* raw = nullptr;
+        const int rc = sqlite3_open_v2(
+            name.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+            nullptr);
+        db_.reset(raw);
+        if (rc != SQLITE_OK) fail("cannot open");
+        sqlite3_extended_result_codes(db_.get(), 1);
+        sqlite3_busy_timeout(db_.get(), busy_timeout_ms);
+        // Read the header first: a damaged or foreign file fails here, before any write.
+        const auto app = pragma_int("PRAGMA application_id");
+        const auto version = pragma_int("PRAGMA user_version");
+        if (app == application_id) {
+            if (version != format_version)
+                throw io_error(
+                    fmt::format("{}: response cache format version {}; this tabret "
+                                "reads version {}",
+                                label(), version, format_version));
+        } else if (app != 0 || pragma_int("SELECT count(*) FROM sqlite_schema") != 0) {
+            throw io_error(
+                fmt::format("{}: a SQLite database that is not a tabret response "
+                            "cache (application_id {}); the file was left untouched",
+                            label(), app));
+        }
+        if (!memory && app == application_id) quick_check();
+        if (!memory) set_wal();
+        if (app == 0) initialise();
+        find_ =
+            prepare("SELECT completion, checksum FROM responses WHERE model = ?1 AND prompt = ?2");
+        insert_ = prepare(
+            "INSERT OR REPLACE INTO responses(model, prompt, completion, checksum) "
+            "VALUES (?1, ?2, ?3, ?4)");
+        count_ = prepare("SELECT count(*) FROM responses");
+    }
+
+    /// PRAGMA quick_check (linear in the file's size): a damaged file fails here, untouched.
+    void quick_check() const {
+        const auto s = prepare("PRAGMA quick_check(1)");
+        const int rc = sqlite3_step(s.get());
+        if (rc != SQLITE_ROW) fail("cannot check the database");
+        const auto answer = column(s.get(), 0);
+        if (answer != "ok")
+            throw io_error(
+                fmt::format("{}: response cache: the database is damaged ({}); the "
+                            "file was left untouched",
+                            label(), answer));
+    }
+
+    void set_wal() {
+        const auto s = prepare("PRAGMA journal_mode = WAL");
+        if (sqlite3_step(s.get()) != SQLITE_ROW) fail("cannot switch to WAL mode");
+    }
+
+    /// Creates the schema of a new (empty) database; another process may be doing the same.
+    void initialise() {
+        transaction tx(*this);
+        const auto app = pragma_int("PRAGMA application_id");
+        if (app == 0) {
+            if (pragma_int("SELECT count(*) FROM sqlite_schema") != 0)
+                throw io_error(
+                    fmt::format("{}: a SQLite database that is not a tabret response "
+                                "cache; the file was left untouched",
+                                label()));
+            exec(
+                "CREATE TABLE responses(model BLOB NOT NULL, prompt BLOB NOT NULL, "
+                "completion BLOB NOT NULL, checksum INTEGER NOT NULL, PRIMARY KEY(model, prompt)) "
+                "WITHOUT ROWID",
+                "cannot create the cache table");
+            exec(fmt::format("PRAGMA application_id = {}", application_id).c_str(),
+                 "cannot mark the cache");
+            exec(fmt::format("PRAGMA user_version = {}", format_version).c_str(),
+                 "cannot mark the cache");
+        }
+        tx.commit();
     }
 
     /// Returns false for a truncated last line; throws parse_error for any other bad line.
-    bool load_line(std::string_view line, std::size_t line_no, bool complete) {
-        if (detail::rw::trim(line).empty()) return true;
+    static std::optional<std::array<std::string, 3>> parse_jsonl_line(
+        const std::filesystem::path& file, std::string_view line, std::size_t line_no,
+        bool complete) {
         const auto j = nlohmann::json::parse(line, nullptr, false);
         if (j.is_discarded()) {
-            if (!complete) return false;
-            throw parse_error(file_->string(), line_no, "not a JSON object (corrupt cache line)");
+            if (!complete) return std::nullopt;
+            throw parse_error(file.string(), line_no, "not a JSON object (corrupt cache line)");
         }
         auto field = [&](const char* key) -> std::string {
             if (!j.is_object() || !j.contains(key) || !j[key].is_string())
-                throw parse_error(file_->string(), line_no,
+                throw parse_error(file.string(), line_no,
                                   fmt::format("cache line lacks string field '{}'", key));
             return j[key].get<std::string>();
         };
-        const auto model = field("model");
-        const auto prompt = field("prompt");
-        entries_[detail::rw::cache_key(model, prompt)] = field("completion");
-        return true;
-    }
-
-    void append(const std::string& lines) {
-        std::string data = lines;
-        if (truncated_lines_ > 0 || ends_without_newline_) repair(data);
-        detail::fd_guard guard{
-            ::open(file_->c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)};
-        if (guard.fd < 0)
-            throw io_error(fmt::format("{}: cannot open for appending: {}", file_->string(),
-                                       std::strerror(errno)));
-        detail::write_all(guard.fd, data, *file_);
-    }
-
-    /// Cuts a truncated tail off, or completes a last line that lacks only its newline.
-    void repair(std::string& data) {
-        if (truncated_lines_ > 0) {
-            std::error_code ec;
-            std::filesystem::resize_file(*file_, valid_size_, ec);
-            if (ec)
-                throw io_error(fmt::format("{}: cannot cut truncated last line: {}",
-                                           file_->string(), ec.message()));
-            truncated_lines_ = 0;
-        }
-        if (ends_without_newline_) data.insert(data.begin(), '\n');
-        ends_without_newline_ = false;
+        return std::array<std::string, 3>{field("model"), field("prompt"), field("completion")};
     }
 
     mutable std::mutex mutex_;
     std::optional<std::filesystem::path> file_;
-    std::unordered_map<std::string, std::string> entries_;
+    std::unique_ptr<sqlite3, db_closer> db_;
+    stmt_ptr find_, insert_, count_;
     std::size_t truncated_lines_ = 0;
-    std::size_t valid_size_ = 0;
-    bool ends_without_newline_ = false;
 };
 
 /**
