@@ -34,13 +34,15 @@ std::string embedder_label(const E& e) {
 /**
  * @brief Embeds @p texts with one call to @p e, checks the result and L2-normalises its rows.
  * @param dim expected dimension, or 0 to accept any.
- * @throws embedding_error for a wrong shape, NaN or infinity.
+ * @throws embedding_error for a wrong shape, NaN or infinity, or a row of zeros (naming the row
+ * and its text).
  */
 template <Embedder E>
 matrix embed_normalized(const E& e, std::span<const std::string> texts, std::size_t dim = 0) {
     matrix m = e.embed(texts);
-    check_embeddings(m, texts.size(), dim, embedder_label(e));
-    normalize_rows(m);
+    const auto label = embedder_label(e);
+    check_embeddings(m, texts.size(), dim, label);
+    normalize_rows(m, label, texts);
     return m;
 }
 
