@@ -19,8 +19,10 @@
 #include <thread>
 #include <vector>
 
+#include <tabret/embedding/cached_embedder.hpp>
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/embedding/embedder.hpp>
+#include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/io/catalog_json.hpp>
 #include <tabret/io/ddl.hpp>
 #include <tabret/io/file.hpp>
@@ -308,6 +310,19 @@ TEST_CASE("an all-zero row is an embedding_error naming the row and its text",
                                                          Catch::Contains("in row 1") &&
                                                          Catch::Contains("the empty one"));
     CHECK_THROWS_AS(embed_normalized(zero, texts), embedding_error);
+}
+
+TEST_CASE("the hashing embedder's zero vector for a featureless text stays allowed",
+          "[safety-loaders][embedding]") {
+    const std::vector<std::string> texts = {"a", "singer name"};
+    const matrix m = embed_normalized(hashing_embedder{}, texts);
+    CHECK(m.row(0).isZero());
+    CHECK(m.row(1).norm() == Approx(1.0f));
+    const hashing_embedder inner;
+    const cached_embedder cached(inner);
+    CHECK(embed_normalized(cached, texts).row(0).isZero());
+    const callback_embedder declared([](auto t) { return hashing_embedder{}.embed(t); }, "h", true);
+    CHECK(embed_normalized(declared, texts).row(0).isZero());
 }
 
 // --- item 9: each dialect's string and comment rules, or a parse_error naming the line -----

@@ -217,6 +217,24 @@ def test_an_all_zero_row_is_an_embedding_error_naming_the_row() -> None:
         DenseRetriever(index).retrieve(["wards", "nothing here"], 3)
 
 
+def test_hashing_embedder_keeps_zero_vectors_for_featureless_questions() -> None:
+    index = TableIndex.build(tabret.demo_catalog(), HASHING, progress=False)
+    assert len(DenseRetriever(index).retrieve("a", 3).tables) == 3
+
+
+class _DeclaresZeroRows:
+    allows_zero_rows = True
+    name = "declared"
+
+    def embed(self, texts: list[str]) -> Any:
+        return np.asarray(HASHING.embed(texts), dtype=np.float32)
+
+
+def test_an_embedder_may_declare_zero_rows_legitimate() -> None:
+    index = TableIndex.build(tabret.demo_catalog(), _DeclaresZeroRows(), progress=False)
+    assert len(DenseRetriever(index).retrieve("a", 3).tables) == 3
+
+
 # --- item 9: DDL rules, hand-written ---------------------------------------------------------
 
 

@@ -30,6 +30,8 @@ template <Embedder E>
 class cached_embedder {
   public:
     explicit cached_embedder(const E& inner) : inner_(inner) {}
+    /// As the wrapped embedder (see embedder_allows_zero_rows).
+    [[nodiscard]] bool allows_zero_rows() const { return embedder_allows_zero_rows(inner_); }
     /// A temporary embedder is refused (it would dangle).
     explicit cached_embedder(const E&&) = delete;
 

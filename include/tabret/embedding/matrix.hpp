@@ -52,11 +52,13 @@ inline void check_embeddings(const matrix& m, std::size_t rows, std::size_t dim,
  * norm is computed in double, so finite rows of any magnitude (1e30, 1e-30, subnormal) become
  * unit vectors.
  * @param what names the producer in the message; @p texts, when given, the text of each row.
+ * @param allow_zero_rows keep rows of zeros as they are (an embedder for which a zero vector is
+ * a legitimate answer, see Embedder) instead of refusing them.
  * @throws embedding_error naming the row (and its text) for a row of zeros (it has no direction:
- * every score would be 0 and the ranking arbitrary) or with NaN or infinity.
+ * every score would be 0 and the ranking arbitrary) unless allowed, or with NaN or infinity.
  */
 inline void normalize_rows(matrix& m, std::string_view what = "embedder",
-                           std::span<const std::string> texts = {}) {
+                           std::span<const std::string> texts = {}, bool allow_zero_rows = false) {
     const auto fail = [&](Eigen::Index r, std::string_view why) {
         const auto i = static_cast<std::size_t>(r);
         std::string text;
@@ -73,7 +75,10 @@ inline void normalize_rows(matrix& m, std::string_view what = "embedder",
             if (!std::isfinite(v)) fail(r, "NaN or infinity");
             scale = std::max(scale, std::abs(v));
         }
-        if (scale == 0.0) fail(r, "a vector of zeros (no direction to rank by)");
+        if (scale == 0.0) {
+            if (allow_zero_rows) continue;
+            fail(r, "a vector of zeros (no direction to rank by)");
+        }
         double sum = 0.0;
         for (Eigen::Index c = 0; c < row.size(); ++c) {
             const double v = row(c) / scale;
