@@ -400,7 +400,7 @@ def test_pg_dump_schema_only_loads_every_table(pg_dump_text: str, tmp_path: Path
     # Headerless (a hand-edited copy) it still loads the same: the nested comment is PostgreSQL's.
     body = "\n".join(line for line in pg_dump_text.splitlines() if "PostgreSQL" not in line)
     headerless = tmp_path / "edited.sql"
-    headerless.write_text(body + "\n/* a /* b */ CREATE TABLE ghost(q int); */\n")
+    headerless.write_text("/* a /* b */ CREATE TABLE ghost(q int); */\n" + body)
     assert sorted(t.name for t in Catalog.from_ddl(headerless, "lib").tables) == sorted(
         t.name for t in cat.tables
     )
