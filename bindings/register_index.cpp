@@ -29,11 +29,18 @@ matrix embed_list(const hashing_embedder& e, const std::vector<std::string>& tex
 callback_embedder to_embedder(const py::object& embed, const std::string& name) {
     if (py::isinstance<hashing_embedder>(embed)) {
         const auto h = embed.cast<hashing_embedder>();  // a copy: used without the GIL
-        return {[h](std::span<const std::string> texts) { return h.embed(texts); }, name};
+        return {[h](std::span<const std::string> texts) { return h.embed(texts); }, name,
+                hashing_embedder::allows_zero_rows()};
     }
     if (!PyCallable_Check(embed.ptr()))
         throw py::type_error("embedder must be a HashingEmbedder or a callable list[str] -> array");
-    return {python_embed_fn(embed, name), name};
+    // A callable, or the object whose bound method it is, may declare `allows_zero_rows = True`
+    // (a zero vector is a legitimate answer); otherwise a zero row is an EmbeddingError.
+    const auto declares = [](const py::object& o) {
+        return py::bool_(py::getattr(o, "allows_zero_rows", py::bool_(false))).cast<bool>();
+    };
+    const bool zero_ok = declares(embed) || declares(py::getattr(embed, "__self__", py::none()));
+    return {python_embed_fn(embed, name), name, zero_ok};
 }
 
 void register_index(py::module_& m) {

@@ -30,7 +30,7 @@ void register_io(py::module_& m) {
     m.def(
         "add_ddl",
         [](catalog& cat, const path& p, std::string db_name) {
-            if (db_name.empty()) db_name = p.stem().string();
+            if (db_name.empty()) db_name = default_db_name(p);
             return add_ddl(cat, read_text_file(p), std::move(db_name), p.string());
         },
         py::arg("catalog"), py::arg("path"), py::arg("db_name") = "", release(),

@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tabret builds against, only those that are missing.
 # Python packages come from pip (see the Makefile); nothing else is downloaded.
-# --test adds what the tests need beyond the build: a PostgreSQL server (started by the tests)
-# and clang with its runtime libraries (libFuzzer, for make fuzz-smoke).
+# --test adds what the tests need beyond the build: a PostgreSQL server and a MariaDB server
+# (started by the tests; pg_dump and mysqldump make real dumps for the DDL loader tests), the
+# sqlite3 shell (`.schema` dumps) and clang with its runtime libraries (libFuzzer, for
+# make fuzz-smoke).
 set -euo pipefail
 
 packages=(g++ make libeigen3-dev xtensor-dev libfmt-dev libhnswlib-dev nlohmann-json3-dev
           libsqlite3-dev catch2 clang-format)
 command -v cmake >/dev/null 2>&1 || packages+=(cmake)
-[ "${1:-}" = "--test" ] && packages+=(postgresql clang libclang-rt-14-dev)
+[ "${1:-}" = "--test" ] && packages+=(postgresql mariadb-server mariadb-client sqlite3 clang
+                                            libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do

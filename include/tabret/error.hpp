@@ -8,12 +8,20 @@
 
 #include <fmt/format.h>
 
+#include "tabret/text/utf8.hpp"
+
 namespace tabret {
 
-/** @brief Base of every exception tabret throws. */
+/**
+ * @brief Base of every exception tabret throws. Its message is always valid UTF-8: bytes of
+ * the input it quotes (a path, a name, a line of text) that are not UTF-8 appear as `\xNN`,
+ * so that every message converts to a Python str.
+ */
 class error : public std::runtime_error {
   public:
-    using std::runtime_error::runtime_error;
+    explicit error(const std::string& what)
+        : std::runtime_error(detail::escape_invalid_utf8(what)) {}
+    explicit error(const char* what) : error(std::string(what)) {}
 };
 
 /** @brief A file that does not exist, cannot be read or written, or is not what it claims. */
@@ -29,7 +37,7 @@ class parse_error : public error {
     parse_error(std::string source, std::size_t line, const std::string& what)
         : error(line > 0 ? fmt::format("{}:{}: {}", source, line, what)
                          : fmt::format("{}: {}", source, what)),
-          source_(std::move(source)),
+          source_(detail::escape_invalid_utf8(source)),
           line_(line) {}
 
     [[nodiscard]] const std::string& source() const noexcept { return source_; }

@@ -74,6 +74,8 @@ class cached_embedder {
     static constexpr std::size_t max_depth = 64;
 
     explicit cached_embedder(const E& inner) : inner_(inner) {}
+    /// As the wrapped embedder (see embedder_allows_zero_rows).
+    [[nodiscard]] bool allows_zero_rows() const { return embedder_allows_zero_rows(inner_); }
     /// A temporary embedder is refused (it would dangle).
     explicit cached_embedder(const E&&) = delete;
 

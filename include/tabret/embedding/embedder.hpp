@@ -31,16 +31,28 @@ std::string embedder_label(const E& e) {
         return "embedder";
 }
 
+/// Whether a zero vector is a legitimate answer of @p e (`e.allows_zero_rows()`; the hashing
+/// embedder: a text with none of its features). From any other embedder a zero row is an error.
+template <Embedder E>
+bool embedder_allows_zero_rows(const E& e) {
+    if constexpr (requires { bool(e.allows_zero_rows()); })
+        return e.allows_zero_rows();
+    else
+        return false;
+}
+
 /**
  * @brief Embeds @p texts with one call to @p e, checks the result and L2-normalises its rows.
  * @param dim expected dimension, or 0 to accept any.
- * @throws embedding_error for a wrong shape, NaN or infinity.
+ * @throws embedding_error for a wrong shape, NaN or infinity, or a row of zeros (naming the row
+ * and its text) unless embedder_allows_zero_rows(e): then such a row stays zero.
  */
 template <Embedder E>
 matrix embed_normalized(const E& e, std::span<const std::string> texts, std::size_t dim = 0) {
     matrix m = e.embed(texts);
-    check_embeddings(m, texts.size(), dim, embedder_label(e));
-    normalize_rows(m);
+    const auto label = embedder_label(e);
+    check_embeddings(m, texts.size(), dim, label);
+    normalize_rows(m, label, texts, embedder_allows_zero_rows(e));
     return m;
 }
 

@@ -50,6 +50,8 @@ class hashing_embedder {
     }
 
     [[nodiscard]] std::size_t dim() const noexcept { return params_.dim; }
+    /// A text with none of the features (`a`, `?`) is a zero vector: its score is 0 everywhere.
+    [[nodiscard]] static constexpr bool allows_zero_rows() noexcept { return true; }
     [[nodiscard]] const hashing_params& params() const noexcept { return params_; }
     /// Names the configuration; stored in saved indexes so a mismatch is caught on load.
     [[nodiscard]] std::string name() const {

@@ -2,8 +2,12 @@
 /// @file embedding/matrix.hpp
 /// @brief The dense float matrix every embedding and score lives in, and row normalisation.
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <span>
+#include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <Eigen/Core>
@@ -44,12 +48,45 @@ inline void check_embeddings(const matrix& m, std::size_t rows, std::size_t dim,
 
 /**
  * @brief L2-normalises every row in place, so that inner product is cosine similarity.
- * An all-zero row stays zero (it has no direction; its cosine with anything is 0).
+ * Cannot overflow or underflow: each row is divided by its largest magnitude first and the
+ * norm is computed in double, so finite rows of any magnitude (1e30, 1e-30, subnormal) become
+ * unit vectors.
+ * @param what names the producer in the message; @p texts, when given, the text of each row.
+ * @param allow_zero_rows keep rows of zeros as they are (an embedder for which a zero vector is
+ * a legitimate answer, see Embedder) instead of refusing them.
+ * @throws embedding_error naming the row (and its text) for a row of zeros (it has no direction:
+ * every score would be 0 and the ranking arbitrary) unless allowed, or with NaN or infinity.
  */
-inline void normalize_rows(matrix& m) {
+inline void normalize_rows(matrix& m, std::string_view what = "embedder",
+                           std::span<const std::string> texts = {}, bool allow_zero_rows = false) {
+    const auto fail = [&](Eigen::Index r, std::string_view why) {
+        const auto i = static_cast<std::size_t>(r);
+        std::string text;
+        if (i < texts.size())
+            text = texts[i].size() > 60 ? fmt::format(" (text '{}...')", texts[i].substr(0, 60))
+                                        : fmt::format(" (text '{}')", texts[i]);
+        throw embedding_error(fmt::format("{} returned {} in row {}{}", what, why, r, text));
+    };
     for (Eigen::Index r = 0; r < m.rows(); ++r) {
-        const float norm = m.row(r).norm();
-        if (norm > 0.0f) m.row(r) /= norm;
+        auto row = m.row(r);
+        double scale = 0.0;
+        for (Eigen::Index c = 0; c < row.size(); ++c) {
+            const double v = row(c);
+            if (!std::isfinite(v)) fail(r, "NaN or infinity");
+            scale = std::max(scale, std::abs(v));
+        }
+        if (scale == 0.0) {
+            if (allow_zero_rows) continue;
+            fail(r, "a vector of zeros (no direction to rank by)");
+        }
+        double sum = 0.0;
+        for (Eigen::Index c = 0; c < row.size(); ++c) {
+            const double v = row(c) / scale;
+            sum += v * v;
+        }
+        const double norm = std::sqrt(sum);  // in [1, sqrt(cols)]
+        for (Eigen::Index c = 0; c < row.size(); ++c)
+            row(c) = static_cast<float>(row(c) / scale / norm);
     }
 }
 

@@ -73,39 +73,10 @@ inline std::string part_title(std::string_view part) {
 }
 
 /// Reads regular file @p name of the directory open as @p dir_fd, all of it, at most
-/// @p max_bytes. @throws io_error naming dir / name (missing, not a regular file, too large,
-/// changed while read).
+/// @p max_bytes (read_regular_file_at). @throws io_error naming dir / name.
 inline std::string read_file_at(int dir_fd, const std::filesystem::path& dir,
                                 const std::string& name, std::uint64_t max_bytes) {
-    const auto path = (dir / name).string();
-    const fd_guard f{
-        ::openat(dir_fd, name.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)};
-    if (f.fd < 0)
-        throw io_error(errno == ENOENT
-                           ? fmt::format("{}: no such file", path)
-                           : fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-    struct stat st {};
-    if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode))
-        throw io_error(fmt::format("{}: not a regular file", path));
-    const auto size = static_cast<std::uint64_t>(st.st_size);
-    if (size > max_bytes)
-        throw io_error(fmt::format("{}: {} bytes, more than the {} a tabret file may have", path,
-                                   size, max_bytes));
-    std::string data(static_cast<std::size_t>(size), '\0');
-    std::size_t got = 0;
-    for (;;) {
-        char extra = 0;
-        char* at = got < data.size() ? data.data() + got : &extra;
-        const std::size_t want = got < data.size() ? data.size() - got : 1;
-        const auto n = ::read(f.fd, at, want);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw io_error(fmt::format("{}: read failed: {}", path, std::strerror(errno)));
-        if (n == 0) break;
-        if (got >= data.size()) throw io_error(fmt::format("{}: grew while being read", path));
-        got += static_cast<std::size_t>(n);
-    }
-    if (got != data.size()) throw io_error(fmt::format("{}: shrank while being read", path));
-    return data;
+    return read_regular_file_at(dir_fd, name, (dir / name).string(), max_bytes);
 }
 
 inline std::string host_name() {

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstddef>
+#include <exception>
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
@@ -33,9 +34,20 @@
 #include "tabret/error.hpp"
 #include "tabret/io/ddl_lexer.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/text_file.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
+
+/**
+ * @brief The SQL dialect whose string and comment rules a DDL text follows.
+ * - standard: `''` doubles a quote, comments do not nest (SQLite, Db2, the SQL standard).
+ * - postgresql: as standard, plus nested block comments; `$$..$$`, `$tag$..$tag$` and `E'..'`
+ *   strings (those are read in every dialect but MySQL).
+ * - mysql: backslash escapes in '..' and ".." strings, `#` comments anywhere.
+ * - automatic: what the text says it is (see detail::ddl_parse).
+ */
+enum class ddl_dialect { automatic, standard, postgresql, mysql };
 
 namespace detail {
 
@@ -47,6 +59,7 @@ struct ddl_column {
     std::string type;
     std::string description;
     std::size_t line = 0;
+    bool operator==(const ddl_column&) const = default;
 };
 
 struct ddl_foreign_key {
@@ -55,6 +68,7 @@ struct ddl_foreign_key {
     std::string ref_table;                 ///< Referenced table, schema dropped.
     std::vector<std::string> ref_columns;  ///< Empty: the referenced table's primary key.
     std::size_t ref_line = 0;              ///< Where the referenced table is named.
+    bool operator==(const ddl_foreign_key&) const = default;
 };
 
 struct ddl_table {
@@ -65,11 +79,14 @@ struct ddl_table {
     std::vector<std::string> primary_key;
     std::size_t primary_key_line = 0;
     std::vector<ddl_foreign_key> foreign_keys;
+    bool operator==(const ddl_table&) const = default;
 };
 
 struct ddl_schema {
     std::vector<ddl_table> tables;
     std::unordered_map<std::string, std::size_t> index;  ///< Folded name → position in tables.
+
+    bool operator==(const ddl_schema&) const = default;
 
     void add(ddl_table table) {
         index.emplace(fold(table.name), tables.size());
@@ -221,11 +238,29 @@ class ddl_parser {
 
     // --- skipping ----------------------------------------------------------------------------
 
-    /// Skips to the `;` that ends the statement, outside parentheses.
+    /// Skips to the `;` that ends the statement, outside parentheses. A statement tabret reads
+    /// inside it (`CREATE`, `ALTER TABLE` or `COMMENT ON` starting a line, `CREATE TABLE`
+    /// anywhere) means its `;` is missing: that fails naming both lines instead of swallowing the
+    /// next table. Compound statements (a `BEGIN` body, `CREATE SCHEMA` elements) are exempt.
     void skip_statement() {
         std::vector<std::size_t> open_lines;
+        bool compound = at_kw("SCHEMA", 1) && pos_ == statement_start_;
         while (!at_end()) {
+            const bool inside = pos_ > statement_start_;
             const auto& token = next();
+            if (token.kind == ddl_token_kind::word && open_lines.empty() && inside && !compound) {
+                if (iequals(token.text, "BEGIN")) compound = true;
+                const bool starts_statement =
+                    (iequals(token.text, "CREATE") && (token.starts_line || at_kw("TABLE"))) ||
+                    (token.starts_line && iequals(token.text, "ALTER") && at_kw("TABLE")) ||
+                    (token.starts_line && iequals(token.text, "COMMENT") && at_kw("ON"));
+                if (starts_statement)
+                    fail(token.line,
+                         fmt::format("{} inside the statement that starts on line {}: a ';' is "
+                                     "missing before it (tabret does not guess where a statement "
+                                     "ends)",
+                                     token.text, tokens_[statement_start_].line));
+            }
             if (token.kind != ddl_token_kind::symbol) continue;
             if (token.text == "(") open_lines.push_back(token.line);
             if (token.text == ")" && !open_lines.empty()) open_lines.pop_back();
@@ -297,6 +332,7 @@ class ddl_parser {
     // --- statements --------------------------------------------------------------------------
 
     void parse_statement() {
+        statement_start_ = pos_;
         if (accept_sym(";")) return;
         if (at_kw("CREATE")) return parse_create();
         if (at_kw("ALTER") && at_kw("TABLE", 1)) return parse_alter_table();
@@ -834,6 +870,7 @@ class ddl_parser {
     std::vector<ddl_token> tokens_;
     std::string source_;
     std::size_t pos_ = 0;
+    std::size_t statement_start_ = 0;  ///< Position of the current statement's first token.
     ddl_schema schema_;
 };
 
@@ -920,6 +957,137 @@ inline ddl_keys ddl_resolve(const ddl_schema& schema, const std::string& source)
     return keys;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Dialects
+
+/// The lexical rules of @p dialect (automatic reads as standard).
+inline ddl_lex_rules ddl_rules_for(ddl_dialect dialect) {
+    switch (dialect) {
+        case ddl_dialect::mysql:
+            return {.backslash_escapes = true, .hash_comments = true, .dollar_quotes = false};
+        case ddl_dialect::postgresql:
+            return {.nested_comments = true};
+        default:
+            return {};
+    }
+}
+
+inline const char* ddl_dialect_name(ddl_dialect dialect) {
+    switch (dialect) {
+        case ddl_dialect::mysql:
+            return "MySQL";
+        case ddl_dialect::postgresql:
+            return "PostgreSQL";
+        default:
+            return "standard SQL (SQLite)";
+    }
+}
+
+inline bool ddl_contains_nocase(std::string_view text, std::string_view needle) {
+    return std::search(text.begin(), text.end(), needle.begin(), needle.end(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) ==
+                      std::tolower(static_cast<unsigned char>(b));
+           }) != text.end();
+}
+
+/// The dialect a text says it is in (a dump header, MySQL's `/*!` and ENGINE=, PostgreSQL's
+/// pg_catalog and OWNER TO), or automatic when it says none or both.
+inline ddl_dialect ddl_guess_dialect(std::string_view sql) {
+    const auto any = [sql](std::initializer_list<std::string_view> markers) {
+        return std::any_of(markers.begin(), markers.end(),
+                           [sql](std::string_view m) { return ddl_contains_nocase(sql, m); });
+    };
+    const bool mysql = any({"-- MySQL dump", "-- MariaDB dump", "/*!", "ENGINE=InnoDB",
+                            "ENGINE=MyISAM", "ENGINE = InnoDB", "DEFAULT CHARSET="});
+    const bool postgresql =
+        any({"-- PostgreSQL database dump", "pg_catalog.", "OWNER TO ", "SET search_path"});
+    if (mysql == postgresql) return ddl_dialect::automatic;
+    return mysql ? ddl_dialect::mysql : ddl_dialect::postgresql;
+}
+
+/// One reading of a text under one dialect's rules: its tokens and schema, or its error.
+struct ddl_reading {
+    ddl_dialect dialect = ddl_dialect::standard;
+    std::vector<ddl_token> tokens;
+    std::optional<ddl_schema> schema;
+    std::exception_ptr error;
+    ddl_lex_notes notes;
+};
+
+inline ddl_reading ddl_read(std::string_view sql, const std::string& origin, ddl_dialect dialect) {
+    ddl_reading reading;
+    reading.dialect = dialect;
+    ddl_lexer lexer(sql, origin, ddl_rules_for(dialect));
+    try {
+        reading.tokens = lexer.run();
+        reading.schema = ddl_parser(reading.tokens, origin).parse();
+    } catch (const parse_error&) {
+        reading.error = std::current_exception();
+    }
+    reading.notes = lexer.notes();
+    return reading;
+}
+
+/// The first line where two readings tokenise differently.
+inline std::size_t ddl_divergence_line(const ddl_reading& a, const ddl_reading& b) {
+    const auto n = std::min(a.tokens.size(), b.tokens.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto& x = a.tokens[i];
+        const auto& y = b.tokens[i];
+        if (x.kind != y.kind || x.text != y.text || x.line != y.line)
+            return std::min(x.line, y.line);
+    }
+    return n > 0 ? a.tokens[n - 1].line : 0;
+}
+
+/**
+ * @brief Parses @p sql under @p dialect's rules. For ddl_dialect::automatic: the dialect the text
+ * says it is in (ddl_guess_dialect); else standard rules, and where the text holds something
+ * another dialect reads differently (a backslash in a string, `#` after code, a comment opened
+ * inside a comment), also those dialects' readings: readings that fail are dropped, and if the
+ * others disagree on the schema, the load fails naming the first line where they differ.
+ */
+inline ddl_schema ddl_parse(std::string_view sql, const std::string& origin, ddl_dialect dialect) {
+    if (dialect == ddl_dialect::automatic) dialect = ddl_guess_dialect(sql);
+    auto first =
+        ddl_read(sql, origin, dialect == ddl_dialect::automatic ? ddl_dialect::standard : dialect);
+    if (dialect != ddl_dialect::automatic) {
+        if (first.error) std::rethrow_exception(first.error);
+        return std::move(*first.schema);
+    }
+    std::vector<ddl_reading> readings;
+    readings.push_back(std::move(first));
+    const auto& notes = readings.front().notes;
+    if (notes.backslash_in_quote || notes.hash_mid_line)
+        readings.push_back(ddl_read(sql, origin, ddl_dialect::mysql));
+    if (notes.comment_in_comment)
+        readings.push_back(ddl_read(sql, origin, ddl_dialect::postgresql));
+    ddl_reading* chosen = nullptr;
+    for (auto& reading : readings) {
+        if (!reading.schema) continue;
+        if (!chosen) {
+            chosen = &reading;
+        } else if (*reading.schema != *chosen->schema) {
+            const auto line = ddl_divergence_line(*chosen, reading);
+            throw parse_error(
+                origin, line,
+                fmt::format("this text reads as different tables in {} and in {} from here on "
+                            "({}), and it does not say its dialect (no mysqldump or pg_dump "
+                            "header, /*!, ENGINE=, pg_catalog): write it so that both agree ("
+                            "a quote inside a string as '', no comment inside a comment), or "
+                            "start it with the header line of its dialect's dump (-- MySQL dump, "
+                            "-- PostgreSQL database dump)",
+                            ddl_dialect_name(chosen->dialect), ddl_dialect_name(reading.dialect),
+                            reading.dialect == ddl_dialect::mysql
+                                ? "MySQL reads a backslash in a string as an escape and # as a "
+                                  "comment"
+                                : "PostgreSQL nests /* comments */"));
+        }
+    }
+    if (!chosen) std::rethrow_exception(readings.front().error);
+    return std::move(*chosen->schema);
+}
+
 /// Adds a validated schema; nothing here can fail after add_database succeeds.
 inline database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_keys& keys,
                              std::string db_name) {
@@ -954,15 +1122,17 @@ inline database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_k
  * @return the id of the new database.
  * @throws parse_error with @p source and the 1-based line for a syntax error, an unterminated
  *         string, comment or parenthesis (the line where it starts), a duplicate table, column
- *         or primary key, and a key naming a missing table or column; without line for a text
- *         with no CREATE TABLE statement.
+ *         or primary key, and a key naming a missing table or column, text that is not UTF-8
+ *         (check_utf8_text: line and byte offset); without line for a text with no CREATE
+ *         TABLE statement.
  * @throws schema_error if @p db_name is empty or already names a database in @p cat.
  */
 inline database_id add_ddl(catalog& cat, std::string_view sql, std::string db_name,
-                           std::string_view source = "<string>") {
+                           std::string_view source = "<string>",
+                           ddl_dialect dialect = ddl_dialect::automatic) {
     const std::string origin(source);
-    auto tokens = detail::ddl_lexer(sql, origin).run();
-    const auto schema = detail::ddl_parser(std::move(tokens), origin).parse();
+    sql = check_utf8_text(sql, origin);
+    const auto schema = detail::ddl_parse(sql, origin, dialect);
     if (schema.tables.empty())
         throw parse_error(origin, 0, "no CREATE TABLE statement: is this a SQL DDL file?");
     const auto keys = detail::ddl_resolve(schema, origin);
@@ -975,11 +1145,12 @@ inline database_id add_ddl(catalog& cat, std::string_view sql, std::string db_na
  * @throws io_error naming the path if the file is missing or unreadable.
  * @throws parse_error as add_ddl(), with the path as source.
  */
-inline catalog load_ddl(const std::filesystem::path& path, std::string db_name = {}) {
+inline catalog load_ddl(const std::filesystem::path& path, std::string db_name = {},
+                        ddl_dialect dialect = ddl_dialect::automatic) {
     const auto text = read_text_file(path);
-    if (db_name.empty()) db_name = path.stem().string();
+    if (db_name.empty()) db_name = default_db_name(path);
     catalog cat;
-    add_ddl(cat, text, std::move(db_name), path.string());
+    add_ddl(cat, text, std::move(db_name), path.string(), dialect);
     return cat;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 /// @file io/ddl_lexer.hpp
 /// @brief The tokenizer of the DDL loader: words, quoted identifiers, strings, numbers and
-/// symbols with 1-based line numbers; comments and blanks dropped.
+/// symbols with 1-based line numbers; comments and blanks dropped. String and comment rules
+/// follow the dialect (ddl_lex_rules): MySQL backslash escapes and `#` comments, PostgreSQL
+/// nested block comments and dollar quoting, standard `''` doubling.
 
 #include <algorithm>
 #include <cctype>
@@ -25,8 +27,28 @@ enum class ddl_token_kind { word, quoted, string, number, symbol, end };
 
 struct ddl_token {
     ddl_token_kind kind = ddl_token_kind::end;
-    std::string text;      ///< Word, number or symbol as written; quoted text without quotes.
-    std::size_t line = 0;  ///< 1-based line where the token starts.
+    std::string text;          ///< Word, number or symbol as written; quoted text without quotes.
+    std::size_t line = 0;      ///< 1-based line where the token starts.
+    bool starts_line = false;  ///< Only blanks before it on its line.
+};
+
+/// How strings and comments read: the parts of a SQL dialect the tokenizer needs.
+struct ddl_lex_rules {
+    bool backslash_escapes = false;  ///< MySQL: `\'` and `\\` inside '..' and "..".
+    bool hash_comments = false;      ///< MySQL: `#` starts a comment anywhere (else: line start).
+    bool nested_comments = false;    ///< PostgreSQL: `/* /* */ */` is one comment.
+    bool dollar_quotes = true;       ///< PostgreSQL: `$$..$$`, `$tag$..$tag$` (not MySQL).
+};
+
+/// What a tokenizer saw that another dialect would read differently.
+struct ddl_lex_notes {
+    bool backslash_in_quote = false;  ///< A backslash inside '..' or "..", read literally.
+    std::size_t backslash_line = 0;
+    bool hash_mid_line = false;  ///< A `#` after code on its line, read as a symbol.
+    std::size_t hash_line = 0;
+    bool comment_in_comment = false;  ///< A `/*` inside a block comment, not nesting.
+    std::size_t comment_line = 0;
+    bool nested_comment = false;  ///< A `/*` inside a block comment, nesting.
 };
 
 inline bool is_one_of(std::string_view word, std::initializer_list<std::string_view> words) {
@@ -65,18 +87,25 @@ inline std::string ddl_describe(const ddl_token& token) {
 /// Splits DDL text into tokens; comments and white space are dropped.
 class ddl_lexer {
   public:
-    ddl_lexer(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {
+    ddl_lexer(std::string_view text, std::string source, ddl_lex_rules rules = {})
+        : text_(text), source_(std::move(source)), rules_(rules) {
         if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // UTF-8 byte order mark
     }
 
     /// @throws parse_error for an unterminated string, quoted identifier or comment.
     std::vector<ddl_token> run() {
         std::vector<ddl_token> tokens;
-        for (skip_blanks_and_comments(); pos_ < text_.size(); skip_blanks_and_comments())
+        for (skip_blanks_and_comments(); pos_ < text_.size(); skip_blanks_and_comments()) {
+            const bool first = line_start_;
             tokens.push_back(read_token());
-        tokens.push_back({ddl_token_kind::end, {}, line_});
+            tokens.back().starts_line = first;
+        }
+        tokens.push_back({ddl_token_kind::end, {}, line_, true});
         return tokens;
     }
+
+    /// What run() saw that another dialect would read differently.
+    [[nodiscard]] const ddl_lex_notes& notes() const noexcept { return notes_; }
 
   private:
     [[nodiscard]] char peek(std::size_t ahead = 0) const {
@@ -103,7 +132,8 @@ class ddl_lexer {
             const char c = peek();
             if (pos_ < text_.size() && (ddl_is_blank(c) || c == '\n'))
                 advance();
-            else if ((c == '-' && peek(1) == '-') || (c == '#' && line_start_))
+            else if ((c == '-' && peek(1) == '-') ||
+                     (c == '#' && (line_start_ || rules_.hash_comments)))
                 skip_line();
             else if (c == '/' && peek(1) == '*')
                 skip_block_comment();
@@ -116,26 +146,55 @@ class ddl_lexer {
         while (pos_ < text_.size() && peek() != '\n') advance();
     }
 
+    /// Skips a block comment; with nested_comments, `/*` inside opens a nested one.
     void skip_block_comment() {
-        const auto close = text_.find("*/", pos_ + 2);
-        if (close == std::string_view::npos)
-            fail(line_, "unterminated /* comment: no closing */ before end of input");
-        advance(close + 2 - pos_);
+        const auto start_line = line_;
+        std::size_t depth = 0;
+        while (pos_ < text_.size()) {
+            if (peek() == '/' && peek(1) == '*') {
+                if (depth > 0 && !rules_.nested_comments) {
+                    if (!notes_.comment_in_comment) notes_.comment_line = line_;
+                    notes_.comment_in_comment = true;
+                    advance(2);
+                    continue;
+                }
+                if (depth > 0) notes_.nested_comment = true;
+                ++depth;
+                advance(2);
+            } else if (peek() == '*' && peek(1) == '/') {
+                advance(2);
+                if (--depth == 0) return;
+            } else {
+                advance();
+            }
+        }
+        fail(start_line, rules_.nested_comments
+                             ? "unterminated /* comment (comments nest in this dialect): no "
+                               "matching */ before end of input"
+                             : "unterminated /* comment: no closing */ before end of input");
     }
 
     ddl_token read_token() {
         const auto line = line_;
         const char c = peek();
-        if (c == '\'') return {ddl_token_kind::string, read_quoted('\'', "string literal"), line};
-        if (c == '"' || c == '`')
-            return {ddl_token_kind::quoted, read_quoted(c, "quoted identifier"), line};
+        if (c == '\'')
+            return {ddl_token_kind::string,
+                    read_quoted('\'', "string literal", rules_.backslash_escapes), line};
+        if (c == '"')
+            return {ddl_token_kind::quoted,
+                    read_quoted(c, "quoted identifier", rules_.backslash_escapes), line};
+        if (c == '`') return {ddl_token_kind::quoted, read_quoted(c, "quoted identifier"), line};
         if (c == '[' && opens_bracket_identifier())
             return {ddl_token_kind::quoted, read_quoted(']', "quoted identifier"), line};
-        if (c == '$' && dollar_tag_length() > 0)
+        if (c == '$' && rules_.dollar_quotes && dollar_tag_length() > 0)
             return {ddl_token_kind::string, read_dollar_string(), line};
         if (ddl_is_digit(c) || (c == '.' && ddl_is_digit(peek(1))))
             return {ddl_token_kind::number, read_number(), line};
         if (ddl_is_word_start(c)) return read_word();
+        if (c == '#' && !notes_.hash_mid_line) {  // a MySQL comment would start here
+            notes_.hash_mid_line = true;
+            notes_.hash_line = line;
+        }
         return {ddl_token_kind::symbol, read_symbol(), line};
     }
 
@@ -158,9 +217,14 @@ class ddl_lexer {
                                              ddl_preview(text_.substr(start))));
             const char c = peek();
             if (backslash_escapes && c == '\\' && pos_ + 1 < text_.size()) {
-                out += peek(1);
+                const char e = peek(1);
+                out += e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
                 advance(2);
                 continue;
+            }
+            if (c == '\\' && close != ']' && close != '`' && !notes_.backslash_in_quote) {
+                notes_.backslash_in_quote = true;  // MySQL would read an escape here
+                notes_.backslash_line = line_;
             }
             advance();
             if (c == close && peek() == close) {
@@ -205,8 +269,10 @@ class ddl_lexer {
         while (ddl_is_word_char(peek())) advance();
         std::string word(text_.substr(start, pos_ - start));
         if (peek() == '\'' && (is_one_of(word, {"N", "E", "B", "X"}) || word.front() == '_'))
-            return {ddl_token_kind::string, read_quoted('\'', "string literal", iequals(word, "E")),
-                    line};
+            return {
+                ddl_token_kind::string,
+                read_quoted('\'', "string literal", iequals(word, "E") || rules_.backslash_escapes),
+                line};
         return {ddl_token_kind::word, std::move(word), line};
     }
 
@@ -220,6 +286,8 @@ class ddl_lexer {
 
     std::string_view text_;
     std::string source_;
+    ddl_lex_rules rules_;
+    ddl_lex_notes notes_;
     std::size_t pos_ = 0;
     std::size_t line_ = 1;
     bool line_start_ = true;  ///< Only blanks since the last line break: `#` starts a comment.

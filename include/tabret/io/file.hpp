@@ -3,15 +3,16 @@
 /// @brief Reading whole files and writing them atomically (temp file, fsync, rename).
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <iterator>
 #include <random>
 #include <string>
 #include <string_view>
@@ -23,18 +24,89 @@
 
 namespace tabret {
 
-/** @brief Reads a whole file. @throws io_error naming the path if it is missing or unreadable. */
-inline std::string read_text_file(const std::filesystem::path& path) {
-    std::error_code ec;
-    if (!std::filesystem::exists(path, ec))
-        throw io_error(fmt::format("{}: no such file", path.string()));
-    if (std::filesystem::is_directory(path, ec))
-        throw io_error(fmt::format("{}: is a directory, expected a file", path.string()));
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw io_error(fmt::format("{}: cannot open for reading", path.string()));
-    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (in.bad()) throw io_error(fmt::format("{}: read failed", path.string()));
+/// The largest file read_text_file reads (4 GiB): larger ones are refused before reading.
+inline constexpr std::uint64_t max_read_bytes = std::uint64_t{4} << 30;
+
+namespace detail {
+
+/// Reads the whole regular file open as @p fd (named @p shown in errors), at most @p max_bytes.
+inline std::string read_open_regular_file(int fd, const std::string& shown,
+                                          std::uint64_t max_bytes) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0)
+        throw io_error(fmt::format("{}: cannot stat: {}", shown, std::strerror(errno)));
+    if (S_ISDIR(st.st_mode))
+        throw io_error(fmt::format("{}: is a directory, expected a file", shown));
+    if (!S_ISREG(st.st_mode))
+        throw io_error(
+            fmt::format("{}: not a regular file (a FIFO, socket or device); tabret "
+                        "reads only regular files",
+                        shown));
+    const auto size = static_cast<std::uint64_t>(st.st_size);
+    if (size > max_bytes)
+        throw io_error(fmt::format("{}: is {} bytes, more than the limit of {} bytes", shown, size,
+                                   max_bytes));
+    // Opened with O_NONBLOCK so that a FIFO cannot block open(); a regular file reads normally.
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+    std::string text(static_cast<std::size_t>(size), '\0');
+    std::size_t done = 0;
+    for (;;) {
+        if (done == text.size()) {  // at the size fstat gave: read on (to EOF), bounded
+            if (done > max_bytes)
+                throw io_error(fmt::format("{}: grew beyond the limit of {} bytes while read",
+                                           shown, max_bytes));
+            text.resize(static_cast<std::size_t>(
+                std::min<std::uint64_t>(max_bytes + 1, std::max(done + 4096, 2 * done))));
+        }
+        const auto n = ::read(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw io_error(fmt::format("{}: read failed: {}", shown, std::strerror(errno)));
+        if (n == 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    if (done > max_bytes)
+        throw io_error(
+            fmt::format("{}: grew beyond the limit of {} bytes while read", shown, max_bytes));
+    text.resize(done);
     return text;
+}
+
+}  // namespace detail
+
+/**
+ * @brief Reads the regular file @p name relative to the directory open as @p dir_fd
+ * (AT_FDCWD: the working directory), at most @p max_bytes; @p shown names it in errors.
+ * Opens with O_NONBLOCK (a FIFO cannot hang the open), then checks with fstat that the
+ * descriptor is a regular file (not a FIFO, socket, device such as /dev/zero, or directory;
+ * symlinks are followed) and its size is within the limit before reading.
+ * @throws io_error naming @p shown.
+ */
+inline std::string read_regular_file_at(int dir_fd, const std::filesystem::path& name,
+                                        const std::string& shown,
+                                        std::uint64_t max_bytes = max_read_bytes) {
+    const int fd = ::openat(dir_fd, name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        const int err = errno;
+        if (err == ENOENT) throw io_error(fmt::format("{}: no such file", shown));
+        if (err == EISDIR)
+            throw io_error(fmt::format("{}: is a directory, expected a file", shown));
+        throw io_error(fmt::format("{}: cannot open for reading: {}", shown, std::strerror(err)));
+    }
+    struct closer {
+        int fd;
+        ~closer() { ::close(fd); }
+    } guard{fd};
+    return detail::read_open_regular_file(fd, shown, max_bytes);
+}
+
+/**
+ * @brief Reads a whole regular file (see read_regular_file_at: FIFOs, devices and files over
+ * max_read_bytes are refused before reading). @throws io_error naming the path if it is
+ * missing, unreadable or not a regular file.
+ */
+inline std::string read_text_file(const std::filesystem::path& path) {
+    return read_regular_file_at(AT_FDCWD, path, path.string());
 }
 
 namespace detail {

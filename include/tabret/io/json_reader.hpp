@@ -14,14 +14,17 @@
 #include <nlohmann/json.hpp>
 
 #include "tabret/error.hpp"
+#include "tabret/io/text_file.hpp"
 
 namespace tabret::detail {
 
 /**
  * @brief Parses JSON @p text from @p source. @throws parse_error naming the source and the
- * 1-based line of the first error, with nlohmann's reason (without its exception prefix).
+ * 1-based line of the first error, with nlohmann's reason (without its exception prefix);
+ * for text that is not UTF-8, the line and byte offset of the first bad byte (check_utf8_text).
  */
 inline nlohmann::json parse_json(std::string_view text, std::string_view source) {
+    text = check_utf8_text(text, source);
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::parse_error& e) {

@@ -2,13 +2,16 @@
 /// @file io/sqlite.hpp
 /// @brief Catalog from a SQLite database file, through the sqlite3 C API.
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +22,8 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/error.hpp"
+#include "tabret/io/text_file.hpp"
+#include "tabret/text/utf8.hpp"
 
 namespace tabret {
 
@@ -31,15 +36,29 @@ struct sqlite_finalizer {
     void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
 };
 
+/// The name SQLite is given for @p path: never read as a URI (`file:x.db` is a file of that
+/// name, not x.db): absolute paths as they are, relative ones prefixed with `./`.
+inline std::string sqlite_literal_name(const std::filesystem::path& path) {
+    const auto& s = path.native();
+    return path.is_absolute() || s.starts_with("./") ? s : "./" + s;
+}
+
 /// A read-only connection and the queries the loader needs; errors name the file.
 class sqlite_reader {
   public:
     explicit sqlite_reader(const std::filesystem::path& path) : path_(path.string()) {
-        check_header(path);
+        const auto name = sqlite_literal_name(path);
+        const auto checked = check_header(name);
         sqlite3* raw = nullptr;
-        const int rc = sqlite3_open_v2(path_.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+        // No SQLITE_OPEN_URI, and a name that cannot be read as a URI even where URIs are
+        // enabled globally (see sqlite_literal_name).
+        const int rc = sqlite3_open_v2(name.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
         db_.reset(raw);
         if (rc != SQLITE_OK) fail_io("cannot open");
+        struct stat now {};
+        if (::stat(name.c_str(), &now) != 0 || now.st_dev != checked.st_dev ||
+            now.st_ino != checked.st_ino)
+            throw io_error(fmt::format("{}: the file changed while it was opened", path_));
     }
 
     /// Runs @p sql with one optional text parameter; calls @p row for every result row.
@@ -55,9 +74,14 @@ class sqlite_reader {
         if (rc != SQLITE_DONE) fail_io("cannot read schema");
     }
 
-    static std::string text(sqlite3_stmt* s, int col) {
+    /// A text column; a value that is not UTF-8 (SQLite does not check) is a schema_error.
+    std::string text(sqlite3_stmt* s, int col) const {
         const auto* p = sqlite3_column_text(s, col);
-        return p ? reinterpret_cast<const char*>(p) : std::string{};
+        std::string value = p ? reinterpret_cast<const char*>(p) : std::string{};
+        if (first_invalid_utf8(value))
+            fail_schema(fmt::format("the schema holds a name or type that is not valid UTF-8: '{}'",
+                                    value));  // error escapes the bad bytes
+        return value;
     }
 
     [[noreturn]] void fail_schema(const std::string& what) const {
@@ -65,15 +89,26 @@ class sqlite_reader {
     }
 
   private:
-    static void check_header(const std::filesystem::path& path) {
-        std::error_code ec;
-        if (!std::filesystem::is_regular_file(path, ec))
-            throw io_error(fmt::format("{}: no such file", path.string()));
+    /// Opens @p name without blocking (a FIFO cannot hang), checks that it is a regular file
+    /// with the SQLite header; returns its identity, compared with what SQLite then opened.
+    [[nodiscard]] struct stat check_header(const std::string& name) const {
+        const int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            const int err = errno;
+            throw io_error(err == ENOENT ? fmt::format("{}: no such file", path_)
+                                         : fmt::format("{}: cannot open for reading: {}", path_,
+                                                       std::strerror(err)));
+        }
+        const fd_guard guard{fd};
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+            throw io_error(
+                fmt::format("{}: not a regular file; tabret reads only regular files", path_));
         std::array<char, 16> header{};
-        std::ifstream in(path, std::ios::binary);
-        in.read(header.data(), header.size());
-        if (in.gcount() != 16 || std::memcmp(header.data(), "SQLite format 3\0", 16) != 0)
-            throw io_error(fmt::format("{}: not a SQLite database (bad header)", path.string()));
+        const auto n = ::pread(fd, header.data(), header.size(), 0);
+        if (n != 16 || std::memcmp(header.data(), "SQLite format 3\0", 16) != 0)
+            throw io_error(fmt::format("{}: not a SQLite database (bad header)", path_));
+        return st;
     }
     [[noreturn]] void fail_io(const char* what) const {
         throw io_error(fmt::format("{}: {}: {}", path_, what,
@@ -112,7 +147,7 @@ inline column_id sqlite_fk_column(const catalog& cat, const sqlite_reader& r, ta
 inline database_id add_sqlite(catalog& cat, const std::filesystem::path& path,
                               std::string db_name = {}) {
     const detail::sqlite_reader r(path);
-    if (db_name.empty()) db_name = path.stem().string();
+    if (db_name.empty()) db_name = default_db_name(path);
     catalog staged = cat;
     database_id db = 0;
     try {

@@ -16,7 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "tabret/error.hpp"
-#include "tabret/io/file.hpp"
+#include "tabret/io/text_file.hpp"
 
 namespace tabret {
 
@@ -207,9 +207,12 @@ class prompt_set {
         templates_.insert_or_assign(std::move(name), std::move(t));
     }
 
-    /** @brief Adds or overrides template @p name from a file. @throws io_error, template_error. */
+    /**
+     * @brief Adds or overrides template @p name from a file (UTF-8).
+     * @throws io_error, parse_error (not UTF-8), template_error.
+     */
     void set_from_file(std::string name, const std::filesystem::path& file) {
-        set(std::move(name), read_text_file(file));
+        set(std::move(name), read_utf8_file(file));
     }
 
     [[nodiscard]] bool contains(std::string_view name) const {
