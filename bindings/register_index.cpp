@@ -58,6 +58,10 @@ void register_index(py::module_& m) {
         .def("__call__", &embed_list, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("dim", &hashing_embedder::dim)
         .def_property_readonly("name", &hashing_embedder::name)
+        .def_property_readonly(
+            "allows_zero_rows",
+            [](const hashing_embedder&) { return hashing_embedder::allows_zero_rows(); },
+            "A text with no features embeds as a zero vector (score 0), not an error.")
         .def("__repr__",
              [](const hashing_embedder& e) { return "HashingEmbedder(" + e.name() + ")"; });
 

@@ -58,6 +58,9 @@ void register_cached_embedder(py::module_& m) {
             },
             py::arg("texts"), py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("name", [](const py_cached_embedder& c) { return c.inner->name(); })
+        .def_property_readonly(
+            "allows_zero_rows",
+            [](const py_cached_embedder& c) { return c.cache.allows_zero_rows(); })
         .def_property_readonly("calls",
                                [](const py_cached_embedder& c) { return c.cache.stats().calls; })
         .def_property_readonly("embedded",

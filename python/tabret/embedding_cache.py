@@ -162,6 +162,16 @@ class DiskCachedEmbedder:
         return self._name
 
     @property
+    def allows_zero_rows(self) -> bool:
+        """As the wrapped embedder: whether a zero vector is a legitimate answer (the hashing
+        embedder's, for a text without features) rather than an error."""
+        owner = getattr(self._embed, "__self__", None)
+        return bool(
+            getattr(self._embed, "allows_zero_rows", False)
+            or getattr(owner, "allows_zero_rows", False)
+        )
+
+    @property
     def path(self) -> Path:
         """The SQLite database file."""
         return self._path

@@ -31,3 +31,25 @@ def test_each_text_is_embedded_once_across_instances(tmp_path: Path) -> None:
     assert np.allclose(b[1], HASHING.embed(["z"])[0])
     assert len(DiskCachedEmbedder(inner, tmp_path)) == 3
     assert len(DiskCachedEmbedder(CallableEmbedder(embed, "other"), tmp_path)) == 0
+
+
+def test_caches_around_the_hashing_embedder_keep_its_zero_vectors(tmp_path: Path) -> None:
+    """A question with no hashing features ('a') is a zero vector, which the hashing embedder
+    declares legitimate; a cache around it says the same, so retrieval through it works."""
+    import tabret
+    from tabret import _core
+    from tabret.index import DenseRetriever, TableIndex
+
+    disk = DiskCachedEmbedder(HASHING, tmp_path)
+    memory = _core.CachedEmbedder(HASHING, HASHING.name)
+    assert HASHING.allows_zero_rows
+    assert disk.allows_zero_rows
+    assert memory.allows_zero_rows
+    assert not DiskCachedEmbedder(
+        CallableEmbedder(HASHING.embed, "plain"), tmp_path
+    ).allows_zero_rows
+    index = TableIndex.build(tabret.demo_catalog(), HASHING, progress=False)
+    for embed in (disk.embed, memory):  # as resolve_embedder passes them to _core
+        core = _core.DenseRetriever(index.core, embed, HASHING.name)
+        assert len(core.retrieve(["a"], 3, 0)[0].tables) == 3
+    assert len(DenseRetriever(index).retrieve("a", 3).tables) == 3

@@ -29,6 +29,14 @@ inline constexpr std::uint64_t max_read_bytes = std::uint64_t{4} << 30;
 
 namespace detail {
 
+/// Closes a POSIX file descriptor on scope exit.
+struct fd_guard {
+    int fd;
+    ~fd_guard() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
 /// Reads the whole regular file open as @p fd (named @p shown in errors), at most @p max_bytes.
 inline std::string read_open_regular_file(int fd, const std::string& shown,
                                           std::uint64_t max_bytes) {
@@ -93,10 +101,7 @@ inline std::string read_regular_file_at(int dir_fd, const std::filesystem::path&
             throw io_error(fmt::format("{}: is a directory, expected a file", shown));
         throw io_error(fmt::format("{}: cannot open for reading: {}", shown, std::strerror(err)));
     }
-    struct closer {
-        int fd;
-        ~closer() { ::close(fd); }
-    } guard{fd};
+    const detail::fd_guard guard{fd};
     return detail::read_open_regular_file(fd, shown, max_bytes);
 }
 
@@ -110,14 +115,6 @@ inline std::string read_text_file(const std::filesystem::path& path) {
 }
 
 namespace detail {
-
-/// Closes a POSIX file descriptor on scope exit.
-struct fd_guard {
-    int fd;
-    ~fd_guard() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 inline void write_all(int fd, std::string_view data, const std::filesystem::path& path) {
     while (!data.empty()) {
