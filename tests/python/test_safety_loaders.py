@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -33,6 +32,7 @@ import tabret
 from tabret import Catalog
 from tabret.embedders import CallableEmbedder, HashingEmbedder
 from tabret.index import DenseRetriever, TableIndex
+from test_postgres import _free_port, _pg_bin
 
 CI = os.environ.get("CI") == "true"
 
@@ -324,17 +324,6 @@ CREATE VIEW v AS SELECT $$;CREATE TABLE ghost2(x int);$$ AS s;
 CREATE TABLE review (book_id integer REFERENCES book (id), body text);
 INSERT INTO author VALUES (1, 'back\slash');
 """
-
-
-def _pg_bin() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return found[-1].parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _as_user(user: str, cmd: list[str]) -> list[str]:
