@@ -4,7 +4,8 @@ Parts (each writes JSON to build/bench/):
   algorithms  per-method selection step, tabret vs the Python reference shape (algorithms.json)
   callbacks   embedder / LLM calls and prompt tokens per question (callbacks.json)
   scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json);
-              DDL and catalog JSON over FK-chained tables (fk_scale.json)
+              DDL and catalog JSON over FK-chained tables (fk_scale.json);
+              JoinGraph.build over 8k and 50k tables of one database (join_scale.json)
   micro       the C++ Google Benchmark micro-benchmarks, default flags and -march=native
               (micro.json, micro_native.json); needs libbenchmark-dev
   profile     perf profile of the slowest selection step (profile.txt)
@@ -96,6 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         extra = ["--hnsw-max", "100000", "--sizes", "1000", "10000"] if args.quick else []
         _python("bench.scale", *extra)
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
+        _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
     if "report" in args.parts:
         _python("bench.report")
     return 0

@@ -139,20 +139,29 @@ void register_graph(py::module_& m) {
             "build",
             [](const std::shared_ptr<const table_index>& index, const py::object& embed,
                const std::string& name, const std::optional<column_stats_table>& stats,
-               const std::string& names, double default_uniqueness, std::size_t batch_size) {
+               const std::string& names, double default_uniqueness, std::size_t batch_size,
+               std::size_t exhaustive_max_tables, std::size_t max_block_tables,
+               std::size_t max_edges_per_table) {
                 join_graph_options o;
                 o.names = to_name_style(names);
                 o.compatibility.default_uniqueness = default_uniqueness;
                 o.batch_size = batch_size;
+                o.exhaustive_max_tables = exhaustive_max_tables;
+                o.max_block_tables = max_block_tables;
+                o.max_edges_per_table = max_edges_per_table;
                 auto embedder = to_embedder(embed, name);
                 const column_stats_table none;
                 py::gil_scoped_release release;
+                const interrupt_scope interruptible(python_interrupt());
                 return std::make_shared<join_graph>(
                     join_graph::build(index->catalog(), embedder, name, stats ? *stats : none, o));
             },
             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
             py::arg("stats") = py::none(), py::arg("names") = "natural",
-            py::arg("default_uniqueness") = 0.5, py::arg("batch_size") = 512)
+            py::arg("default_uniqueness") = 0.5, py::arg("batch_size") = 512,
+            py::arg("exhaustive_max_tables") = join_graph_options{}.exhaustive_max_tables,
+            py::arg("max_block_tables") = join_graph_options{}.max_block_tables,
+            py::arg("max_edges_per_table") = join_graph_options{}.max_edges_per_table)
         .def_static(
             "load",
             [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index) {

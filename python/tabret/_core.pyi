@@ -587,6 +587,9 @@ class JoinGraph:
         names: Literal["natural", "original"] = "natural",
         default_uniqueness: float = 0.5,
         batch_size: int = 512,
+        exhaustive_max_tables: int = 2000,
+        max_block_tables: int = 256,
+        max_edges_per_table: int = 32,
     ) -> JoinGraph: ...
     @staticmethod
     def load(path: str | os.PathLike[str], index: TableIndex) -> JoinGraph: ...

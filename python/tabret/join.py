@@ -78,9 +78,18 @@ class JoinGraph:
         *,
         names: Literal["natural", "original"] = "natural",
         default_uniqueness: float = 0.5,
+        exhaustive_max_tables: int = 2000,
+        max_block_tables: int = 256,
+        max_edges_per_table: int = 32,
     ) -> JoinGraph:
         """Embeds every column's ``table:column`` text with the index's embedder and scores
-        every table pair of each database; ``stats`` adds uniqueness and values."""
+        the table pairs of each database; ``stats`` adds uniqueness and values.
+
+        A database of at most ``exhaustive_max_tables`` tables scores every pair (the exact
+        graph). A larger one scores only pairs of tables sharing a (type family, name word) of
+        a column, skipping words shared by more than ``max_block_tables`` tables, and keeps the
+        ``max_edges_per_table`` heaviest inferred edges of each table plus every declared
+        foreign key: memory and edges linear in the tables. Ctrl-C stops the build."""
         core = _core.JoinGraph.build(
             index.core,
             index._embed,
@@ -88,6 +97,9 @@ class JoinGraph:
             stats,
             names=names,
             default_uniqueness=default_uniqueness,
+            exhaustive_max_tables=exhaustive_max_tables,
+            max_block_tables=max_block_tables,
+            max_edges_per_table=max_edges_per_table,
         )
         return cls(core, index)
 

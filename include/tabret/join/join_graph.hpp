@@ -21,6 +21,7 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/interrupt.hpp"
 #include "tabret/io/artifact.hpp"
 #include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/checksum.hpp"
@@ -49,6 +50,16 @@ struct join_graph_options {
     name_style names = name_style::natural;  ///< Names in the column texts `table:column`.
     compatibility_options compatibility{};
     std::size_t batch_size = 512;  ///< Column texts per embedder call while building.
+    /// A database with at most this many tables scores every table pair (the exact, quadratic
+    /// graph; every published benchmark database has far fewer). A larger one scores only the
+    /// candidate pairs found by blocking (see join_graph::score_pairs).
+    std::size_t exhaustive_max_tables = 2000;
+    /// Blocking: a (type family, name word) key shared by more tables than this is a stop-word
+    /// and proposes no pairs.
+    std::size_t max_block_tables = 256;
+    /// Blocking: inferred edges kept per table, the heaviest first (an edge stays when either
+    /// end keeps it); declared foreign keys are always kept on top of these.
+    std::size_t max_edges_per_table = 32;
 };
 
 inline constexpr int join_graph_version = 2;
@@ -93,6 +104,7 @@ class join_graph {
             texts.push_back(column_text(cat, c, o.names));
         matrix vectors;
         for (std::size_t begin = 0; begin < texts.size(); begin += o.batch_size) {
+            check_interrupt();
             const auto n = std::min(o.batch_size, texts.size() - begin);
             const auto part =
                 embed_normalized(embedder, std::span<const std::string>(texts).subspan(begin, n),
@@ -115,7 +127,7 @@ class join_graph {
             throw error(fmt::format("join graph: {} column vectors for {} columns", vectors.rows(),
                                     cat.columns().size()));
         join_graph g(cat, std::move(vectors), std::move(embedder_name), o.names);
-        g.score_pairs(cat, stats, o.compatibility);
+        g.score_pairs(cat, stats, o);
         return g;
     }
 
@@ -300,8 +312,24 @@ class join_graph {
         std::vector<std::string> words;
     };
 
+    /**
+     * Scores the table pairs of every database. Each database with at most
+     * o.exhaustive_max_tables tables scores all its pairs (quadratic; the exact graph). A larger
+     * one is blocked: an inverted index maps (type family, word of a column text `table:column`)
+     * to the tables having such a column (a column of unknown type under every family); keys
+     * shared by more than o.max_block_tables tables are skipped as stop-words; the tables sharing
+     * a key with table a are its candidates, each candidate pair is scored once by best_pair
+     * (so its edge equals the exhaustive one), and a pair keeps its edge when it is among the
+     * o.max_edges_per_table heaviest of either table. Declared foreign keys always get their
+     * edge. Memory of a blocked database of T tables with C columns and W words per column
+     * text: O(C·W) for the index, O(T) for the candidate marks, O(T·max_edges_per_table) for the
+     * kept edges; edges ≤ T·max_edges_per_table + its declared foreign keys; work
+     * Σ_keys size² ≤ 6·C·W·max_block_tables pair scores (6 type families). check_interrupt() is
+     * called once per table (and once per embedder batch in build).
+     */
     void score_pairs(const catalog& cat, const column_stats_table& stats,
-                     const compatibility_options& o) {
+                     const join_graph_options& go) {
+        const auto& o = go.compatibility;
         std::vector<column_features> f(cat.columns().size());
         for (column_id c = 0; c < cat.columns().size(); ++c)
             f[c] = {family_of(cat.column(c).type), uniqueness_of(cat, stats, c, o),
@@ -310,21 +338,120 @@ class join_graph {
         for (const auto& fk : cat.foreign_keys())
             declared.try_emplace(
                 detail::pair_key(cat.column(fk.from).table, cat.column(fk.to).table), fk);
-        for (const auto& db : cat.databases())
-            for (std::size_t i = 0; i < db.tables.size(); ++i)
+        const auto declared_edge = [&](table_id a, table_id b, const foreign_key& fk) {
+            const bool from_a = cat.column(fk.from).table == a;
+            return join_edge{a, b, 1.0f, from_a ? fk.from : fk.to, from_a ? fk.to : fk.from, true};
+        };
+        for (const auto& db : cat.databases()) {
+            if (db.tables.size() > go.exhaustive_max_tables) {
+                score_blocked(cat, stats, f, declared, db.tables, go, declared_edge);
+                continue;
+            }
+            for (std::size_t i = 0; i < db.tables.size(); ++i) {
+                check_interrupt();
                 for (std::size_t j = i + 1; j < db.tables.size(); ++j) {
                     const auto a = db.tables[i], b = db.tables[j];
                     if (const auto it = declared.find(detail::pair_key(a, b));
                         it != declared.end()) {
-                        const auto fk = it->second;
-                        const bool from_a = cat.column(fk.from).table == a;
-                        add_edge(
-                            {a, b, 1.0f, from_a ? fk.from : fk.to, from_a ? fk.to : fk.from, true});
+                        add_edge(declared_edge(a, b, it->second));
                         continue;
                     }
                     auto e = best_pair(cat, stats, f, a, b);
                     if (e.weight > o.min_weight) add_edge(e);
                 }
+            }
+        }
+    }
+
+    /// The blocked scoring of one large database (score_pairs).
+    template <class DeclaredEdge>
+    void score_blocked(const catalog& cat, const column_stats_table& stats,
+                       const std::vector<column_features>& f,
+                       const std::unordered_map<std::uint64_t, foreign_key>& declared,
+                       const std::vector<table_id>& tables, const join_graph_options& go,
+                       const DeclaredEdge& declared_edge) {
+        const auto n = tables.size();
+        std::unordered_map<table_id, std::uint32_t> local;  // table id → position in tables
+        local.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) local.emplace(tables[i], static_cast<std::uint32_t>(i));
+        // Inverted index: (family, word) → positions of the tables with such a column, ascending.
+        std::unordered_map<std::string, std::vector<std::uint32_t>> blocks;
+        for (std::uint32_t i = 0; i < n; ++i)
+            for (auto c : cat.table(tables[i]).columns) {
+                const auto family = f[c].family;
+                for (const auto& w : f[c].words)
+                    for (int fam = 0; fam <= static_cast<int>(type_family::other); ++fam) {
+                        if (family != type_family::unknown && fam != static_cast<int>(family))
+                            continue;
+                        auto& list = blocks[fmt::format("{}\x1f{}", fam, w)];
+                        if (list.empty() || list.back() != i) list.push_back(i);
+                    }
+            }
+        // The keys of each table (indices into key_lists), only those that are not stop-words.
+        std::vector<const std::vector<std::uint32_t>*> key_lists;
+        for (const auto& [key, list] : blocks)
+            if (list.size() > 1 && list.size() <= go.max_block_tables) key_lists.push_back(&list);
+        std::vector<std::vector<std::uint32_t>> keys_of(n);
+        for (std::uint32_t k = 0; k < key_lists.size(); ++k)
+            for (auto i : *key_lists[k]) keys_of[i].push_back(k);
+        // Kept edges per table: the heaviest max_edges_per_table, as a min-heap.
+        const auto cap = go.max_edges_per_table;
+        const auto lighter = [](const join_edge& x, const join_edge& y) {
+            if (x.weight != y.weight) return x.weight > y.weight;  // heap top = lightest
+            return detail::pair_key(x.a, x.b) < detail::pair_key(y.a, y.b);
+        };
+        std::vector<std::vector<join_edge>> kept(n);
+        const auto keep = [&](std::uint32_t i, const join_edge& e) {
+            if (cap == 0) return;
+            auto& h = kept[i];
+            if (h.size() < cap) {
+                h.push_back(e);
+                std::push_heap(h.begin(), h.end(), lighter);
+            } else if (lighter(e, h.front())) {
+                std::pop_heap(h.begin(), h.end(), lighter);
+                h.back() = e;
+                std::push_heap(h.begin(), h.end(), lighter);
+            }
+        };
+        std::vector<join_edge> result;
+        std::vector<std::uint32_t> seen(n, 0);  // seen[j] == i + 1: j is a candidate of i
+        std::vector<std::uint32_t> candidates;
+        for (std::uint32_t i = 0; i < n; ++i) {
+            check_interrupt();
+            candidates.clear();
+            for (auto k : keys_of[i])
+                for (auto j : *key_lists[k])
+                    if (j > i && seen[j] != i + 1) {
+                        seen[j] = i + 1;
+                        candidates.push_back(j);
+                    }
+            for (auto j : candidates) {
+                const auto a = std::min(tables[i], tables[j]), b = std::max(tables[i], tables[j]);
+                if (declared.contains(detail::pair_key(a, b))) continue;
+                const auto e = best_pair(cat, stats, f, a, b);
+                if (e.weight <= go.compatibility.min_weight) continue;
+                keep(i, e);
+                keep(j, e);
+            }
+        }
+        for (auto& h : kept) {
+            result.insert(result.end(), h.begin(), h.end());
+            std::vector<join_edge>().swap(h);
+        }
+        for (const auto& [key, fk] : declared) {
+            const auto ta = cat.column(fk.from).table, tb = cat.column(fk.to).table;
+            if (ta == tb || !local.contains(ta) || !local.contains(tb)) continue;
+            result.push_back(declared_edge(std::min(ta, tb), std::max(ta, tb), fk));
+        }
+        std::sort(result.begin(), result.end(), [](const join_edge& x, const join_edge& y) {
+            return detail::pair_key(x.a, x.b) < detail::pair_key(y.a, y.b);
+        });
+        result.erase(std::unique(result.begin(), result.end(),
+                                 [](const join_edge& x, const join_edge& y) {
+                                     return x.a == y.a && x.b == y.b;
+                                 }),
+                     result.end());
+        for (const auto& e : result) add_edge(e);
     }
 
     join_edge best_pair(const catalog& cat, const column_stats_table& stats,
