@@ -1055,9 +1055,9 @@ inline ddl_schema ddl_parse(std::string_view sql, const std::string& origin, ddl
         if (first.error) std::rethrow_exception(first.error);
         return std::move(*first.schema);
     }
+    const auto notes = first.notes;  // a copy: pushing more readings may move the first
     std::vector<ddl_reading> readings;
     readings.push_back(std::move(first));
-    const auto& notes = readings.front().notes;
     if (notes.backslash_in_quote || notes.hash_mid_line)
         readings.push_back(ddl_read(sql, origin, ddl_dialect::mysql));
     if (notes.comment_in_comment)
