@@ -98,9 +98,9 @@ def test_building_a_join_graph_stops_on_ctrl_c() -> None:
         time.sleep(2.0)  # well inside the native call
         child.send_signal(signal.SIGINT)
         try:
-            out, err = child.communicate(timeout=20)
+            out, err = child.communicate(timeout=120)  # a hang guard, not a speed bound
         except subprocess.TimeoutExpired:
-            pytest.fail("JoinGraph.build ignored Ctrl-C for 20 s")
+            pytest.fail("JoinGraph.build ignored Ctrl-C for 120 s")
         assert child.returncode == 42, (out, err[-2000:])
         assert "interrupted" in out
     finally:

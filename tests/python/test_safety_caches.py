@@ -334,7 +334,8 @@ print("finished", flush=True)
 @pytest.mark.parametrize(("kind", "tables"), [("dense", 20_000), ("bm25", 20_000)])
 def test_a_long_batched_retrieve_stops_on_ctrl_c(kind: str, tables: int) -> None:
     """The child runs a retrieve sized to take a minute or more; SIGINT must end it with
-    KeyboardInterrupt within 10 s (before the fix: only when the whole batch was done)."""
+    KeyboardInterrupt before the batch is done (before the fix: only when the whole batch was
+    done). The 120 s bound only catches a hang; an ignored signal shows as "finished"."""
     child = subprocess.Popen(
         [sys.executable, "-c", _LONG_RETRIEVE, kind, str(tables)],
         stdout=subprocess.PIPE,
@@ -353,9 +354,9 @@ def test_a_long_batched_retrieve_stops_on_ctrl_c(kind: str, tables: int) -> None
         time.sleep(2.0)  # well inside the native call
         child.send_signal(signal.SIGINT)
         try:
-            out, err = child.communicate(timeout=10)
+            out, err = child.communicate(timeout=120)
         except subprocess.TimeoutExpired:
-            pytest.fail("the retrieve ignored Ctrl-C for 10 s")
+            pytest.fail("the retrieve ignored Ctrl-C for 120 s")
         assert child.returncode == 42, (out, err[-2000:])
         assert "interrupted" in out
     finally:
