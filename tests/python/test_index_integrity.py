@@ -308,6 +308,15 @@ def test_a_save_removes_dead_saves_leftovers_only(tmp_path: Path) -> None:
     removed = [plant(tmp_path, "index", "tmp", dead), plant(tmp_path, "index", "old", dead)]
     kept = [plant(tmp_path, "index", "tmp", live)]
     kept.append(plant(tmp_path, "other", "tmp", dead, marker_target="other"))
+    # Killed while writing its marker: only a partial marker inside (removed); the same with a
+    # file of someone else's beside it (kept).
+    for extra, into in ((None, removed), ("data", kept)):
+        partial = tmp_path / f".index.tabret-tmp-{dead}-2-{extra or 'none'}"
+        partial.mkdir()
+        (partial / ".tabret-save").write_text('{"tar')
+        if extra:
+            (partial / extra).write_text("mine")
+        into.append(partial.name)
     # A user's directories: the old naming, and tabret's naming without a marker proving it.
     for name in (f"index.tmp-{dead}", f"index.old-{dead}", f".index.tabret-tmp-{dead}-9-9"):
         (tmp_path / name).mkdir()

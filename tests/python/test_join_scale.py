@@ -2,14 +2,7 @@
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import threading
-import time
-
-import pytest
-
+from interrupting import assert_stops_on_sigint
 from tabret import Catalog, HashingEmbedder
 from tabret.index import TableIndex
 from tabret.join import JoinGraph
@@ -80,30 +73,4 @@ def test_a_small_database_is_unchanged_by_the_threshold() -> None:
 def test_building_a_join_graph_stops_on_ctrl_c() -> None:
     """SIGINT must end a long JoinGraph.build with KeyboardInterrupt (before: the quadratic
     scoring never looked at signals and ran to its end)."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", _LONG_BUILD, "20000"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        started: list[str] = []
-        reader = threading.Thread(target=lambda: started.append(child.stdout.readline()))  # type: ignore[union-attr]
-        reader.daemon = True
-        reader.start()
-        reader.join(300)
-        assert started, ("no output from the child", child.poll())
-        assert started[0].startswith("started"), (started, child.poll())
-        time.sleep(2.0)  # well inside the native call
-        child.send_signal(signal.SIGINT)
-        try:
-            out, err = child.communicate(timeout=120)  # a hang guard, not a speed bound
-        except subprocess.TimeoutExpired:
-            pytest.fail("JoinGraph.build ignored Ctrl-C for 120 s")
-        assert child.returncode == 42, (out, err[-2000:])
-        assert "interrupted" in out
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
+    assert_stops_on_sigint(_LONG_BUILD, "20000", what="JoinGraph.build")

@@ -8,11 +8,9 @@ from __future__ import annotations
 import gc
 import multiprocessing as mp
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ import numpy as np
 import pytest
 
 import tabret
+from interrupting import assert_stops_on_sigint
 from tabret.embedders import CallableEmbedder, HashingEmbedder
 from tabret.embedding_cache import DiskCachedEmbedder
 from tabret.llms import ResponseCache
@@ -336,30 +335,4 @@ def test_a_long_batched_retrieve_stops_on_ctrl_c(kind: str, tables: int) -> None
     """The child runs a retrieve sized to take a minute or more; SIGINT must end it with
     KeyboardInterrupt before the batch is done (before the fix: only when the whole batch was
     done). The 120 s bound only catches a hang; an ignored signal shows as "finished"."""
-    child = subprocess.Popen(
-        [sys.executable, "-c", _LONG_RETRIEVE, kind, str(tables)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert child.stdout is not None
-        started: list[str] = []
-        reader = threading.Thread(target=lambda: started.append(child.stdout.readline()))  # type: ignore[union-attr]
-        reader.daemon = True
-        reader.start()
-        reader.join(300)
-        assert started, ("no output from the child", child.poll())
-        assert started[0].startswith("started"), (started, child.poll())
-        time.sleep(2.0)  # well inside the native call
-        child.send_signal(signal.SIGINT)
-        try:
-            out, err = child.communicate(timeout=120)
-        except subprocess.TimeoutExpired:
-            pytest.fail("the retrieve ignored Ctrl-C for 120 s")
-        assert child.returncode == 42, (out, err[-2000:])
-        assert "interrupted" in out
-    finally:
-        if child.poll() is None:
-            child.kill()
-            child.communicate()
+    assert_stops_on_sigint(_LONG_RETRIEVE, kind, str(tables), what="the retrieve")

@@ -424,10 +424,25 @@ inline existing_target inspect_target(const std::filesystem::path& target) {
     return out;
 }
 
+/// A sibling without a valid marker is removed only when the pid in its name has ended and it
+/// holds nothing but (at most) an incomplete marker: a save killed while it wrote its marker.
+inline void remove_if_markerless_leftover(const sibling& s) {
+    long pid = 0;
+    const auto digits = std::string_view(s.token).substr(0, s.token.find('-'));
+    const auto [end, err] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
+    if (err != std::errc() || end != digits.data() + digits.size() || !process_gone(pid)) return;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(s.path, ec))
+        if (e.path().filename() != marker_file) return;
+    if (ec) return;
+    std::filesystem::remove(s.path / marker_file, ec);
+    std::filesystem::remove(s.path, ec);
+}
+
 /// Removes what dead saves of @p name left in @p parent: temporaries, and backups when the
 /// target exists (a backup that is the only copy is restored by recover_backup, never removed).
-/// Only siblings whose marker names the target, this host, and an ended process; and empty ones
-/// whose name carries the pid of an ended process (a save killed before it wrote its marker).
+/// Only siblings whose marker names the target, this host, and an ended process (and markerless
+/// ones as remove_if_markerless_leftover says).
 inline void remove_stale_siblings(const std::filesystem::path& parent, const std::string& name) {
     std::error_code ec;
     const bool target_exists = std::filesystem::exists(parent / name, ec);
@@ -435,12 +450,7 @@ inline void remove_stale_siblings(const std::filesystem::path& parent, const std
     for (const auto& s : tabret_siblings(parent, name)) {
         const auto marker = read_marker(s.path, name, s.token);
         if (!marker) {
-            long pid = 0;
-            const auto digits = std::string_view(s.token).substr(0, s.token.find('-'));
-            const auto [end, err] =
-                std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-            if (err == std::errc() && end == digits.data() + digits.size() && process_gone(pid))
-                std::filesystem::remove(s.path, ec);  // only if empty
+            remove_if_markerless_leftover(s);
             continue;
         }
         if (marker->value("host", "") != host) continue;
