@@ -172,7 +172,8 @@ inline std::vector<sibling> tabret_siblings(const std::filesystem::path& parent,
 /// if that left it empty (a file someone else put there keeps it).
 inline void remove_owned(const std::filesystem::path& dir, const std::set<std::string>& names) {
     std::error_code ec;
-    for (const auto& n : names) std::filesystem::remove(dir / n, ec);
+    for (const auto& n : names)  // the marker last: until then it proves the directory is ours
+        if (n != marker_file) std::filesystem::remove(dir / n, ec);
     std::filesystem::remove(dir / marker_file, ec);
     std::filesystem::remove(dir, ec);  // only if empty
 }
