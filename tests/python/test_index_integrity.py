@@ -211,9 +211,9 @@ def old_and_new(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def kill_when(proc: subprocess.Popen[str], target: Path, name: str) -> None:
-    """SIGKILLs the child saving ``target`` as soon as ``name`` appears in its temporary."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
+    """SIGKILLs the child saving ``target`` as soon as ``name`` appears in its temporary (the
+    loop ends at the latest when the child's save ends)."""
+    while proc.poll() is None:
         tmp = temporary_of(target, proc.pid)
         if tmp is not None and (name == "" or (tmp / name).exists()):
             break
@@ -351,7 +351,7 @@ def test_load_recovers_a_save_interrupted_between_renames(
 
 CHILD_BUILD = textwrap.dedent(
     """
-    import signal, sys, time
+    import signal, sys
     # Python leaves SIGINT ignored when it starts with it ignored (a background job of a
     # non-interactive shell, as CI may be): restore what an interactive Ctrl-C meets.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -367,9 +367,8 @@ CHILD_BUILD = textwrap.dedent(
         if not started and (kind == "exact" or stage.startswith("hnsw")):
             started = True
             print("building", flush=True)
-    start = time.monotonic()
     index = TableIndex.build(cat, HashingEmbedder(dim=16), kind=kind, progress=progress)
-    print(f"built in {time.monotonic() - start:.1f}s", flush=True)
+    print("finished", flush=True)
     index.save(sys.argv[1])
     """
 )
@@ -396,7 +395,7 @@ def test_ctrl_c_interrupts_a_long_build(tmp_path: Path, kind: str) -> None:
     # Stopped by the signal before the build finished (no wall-clock bound: CI machines are
     # loaded; the bound is that the build never completes).
     assert "KeyboardInterrupt" in err, err
-    assert "built in" not in out  # interrupted, not finished
+    assert "finished" not in out  # interrupted, not finished
     assert proc.returncode != 0
     assert not target.exists()
     assert leftovers(target) == []
