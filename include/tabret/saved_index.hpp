@@ -14,7 +14,6 @@
 #include "tabret/index/question_index.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/io/artifact.hpp"
-#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/join/join_graph.hpp"
 
 namespace tabret {
@@ -29,7 +28,7 @@ namespace tabret {
 inline void save_index(const std::filesystem::path& dir, const table_index& index,
                        const join_graph* graph = nullptr, const question_index* questions = nullptr,
                        bool replace = false) {
-    const auto fp = detail::catalog_fingerprint(index.catalog());
+    const auto& fp = index.catalog_fingerprint();
     std::map<std::string, detail::artifact_part> parts{{"index", index.to_part()}};
     if (graph) {
         if (graph->catalog_fingerprint() != fp)

@@ -54,9 +54,6 @@ GREEDY_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "reference": (3, 2, 1),
 }
 
-#: The join graph's file inside a saved index directory.
-GRAPH_FILE = "join_graph.tjg"
-
 
 class JoinGraph:
     """Which tables of a database join, and how well. Immutable; safe to share."""

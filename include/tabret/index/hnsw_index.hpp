@@ -143,13 +143,6 @@ inline std::size_t hnsw_file_size(const hnsw_graph& g) {
     return size;
 }
 
-/// Flushes a written file to disk. @throws io_error naming the path.
-inline void fsync_file(const std::filesystem::path& path) {
-    const fd_guard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (guard.fd < 0 || ::fsync(guard.fd) != 0)
-        throw io_error(fmt::format("{}: fsync failed: {}", path.string(), std::strerror(errno)));
-}
-
 /**
  * @brief A file only this object can reach, for hnswlib, which reads and writes by path: an
  * anonymous memory file (memfd) named through /proc/self/fd, or else a temporary file removed

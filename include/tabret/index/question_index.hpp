@@ -22,7 +22,6 @@
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/io/artifact.hpp"
-#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/json_reader.hpp"
@@ -91,7 +90,7 @@ class question_index {
             embed_in_batches(embedder, questions, batch_size, index.dim(), [](std::size_t) {});
         return question_index(std::move(questions), exact_index(std::move(vectors)),
                               std::move(generator_name), index.embedder_name(),
-                              detail::catalog_fingerprint(index.catalog()));
+                              index.catalog_fingerprint());
     }
 
     /** @brief q_o of every table, by table id. */
@@ -122,7 +121,7 @@ class question_index {
                 "generated questions were embedded with '{}' (dimension {}), the index with "
                 "'{}' (dimension {})",
                 embedder_name_, dim(), index.embedder_name(), index.dim()));
-        if (catalog_ != detail::catalog_fingerprint(index.catalog()))
+        if (catalog_ != index.catalog_fingerprint())
             throw error("generated questions were made for another catalog than the index's");
     }
 

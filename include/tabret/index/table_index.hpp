@@ -99,6 +99,9 @@ class table_index {
     }
 
     [[nodiscard]] const class catalog& catalog() const noexcept { return catalog_; }
+    /// The catalog's fingerprint (io/catalog_fingerprint.hpp), computed once: what saved join
+    /// graphs and generated questions are checked against.
+    [[nodiscard]] const std::string& catalog_fingerprint() const noexcept { return fingerprint_; }
     [[nodiscard]] const std::string& embedder_name() const noexcept { return embedder_name_; }
     [[nodiscard]] const table_index_options& options() const noexcept { return options_; }
     [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
@@ -135,8 +138,7 @@ class table_index {
      * directory holding anything tabret did not write is never replaced. @throws io_error.
      */
     void save(const std::filesystem::path& dir, bool replace = false) const {
-        detail::save_artifact(dir, detail::catalog_fingerprint(catalog_), {{"index", to_part()}},
-                              replace);
+        detail::save_artifact(dir, fingerprint_, {{"index", to_part()}}, replace);
     }
 
     /// The index as a part of an artifact (its files and options).
@@ -173,7 +175,7 @@ class table_index {
         table_index index(
             catalog_from_json(read_json("catalog.json"), saved.path_of("catalog.json")),
             r.str("embedder"), options_from(r));
-        if (detail::catalog_fingerprint(index.catalog_) != saved.catalog_fingerprint())
+        if (index.fingerprint_ != saved.catalog_fingerprint())
             throw io_error(fmt::format("{}: catalog.json is not the catalog the manifest names",
                                        saved.path_of("catalog.json")));
         auto matrix_of = [&](const std::string& name, std::size_t rows) {
@@ -198,7 +200,10 @@ class table_index {
 
   private:
     table_index(class catalog cat, std::string embedder_name, table_index_options options)
-        : catalog_(std::move(cat)), embedder_name_(std::move(embedder_name)), options_(options) {}
+        : catalog_(std::move(cat)),
+          fingerprint_(detail::catalog_fingerprint(catalog_)),
+          embedder_name_(std::move(embedder_name)),
+          options_(options) {}
 
     std::vector<std::string> texts_of_tables() const {
         std::vector<std::string> out;
@@ -284,6 +289,7 @@ class table_index {
     }
 
     class catalog catalog_;
+    std::string fingerprint_;  ///< of catalog_, computed once
     std::string embedder_name_;
     table_index_options options_;
     std::size_t dim_ = 0;

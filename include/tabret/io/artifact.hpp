@@ -136,14 +136,12 @@ inline std::optional<nlohmann::json> read_marker(const std::filesystem::path& di
     return std::nullopt;
 }
 
-/// Writes a new file (it must not exist) and fsyncs it. @throws io_error naming it.
-inline void write_new_file(const std::filesystem::path& path, std::string_view data) {
-    const fd_guard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-    if (f.fd < 0)
-        throw io_error(fmt::format("{}: cannot create: {}", path.string(), std::strerror(errno)));
-    write_all(f.fd, data, path);
-    if (::fsync(f.fd) != 0)
-        throw io_error(fmt::format("{}: fsync failed: {}", path.string(), std::strerror(errno)));
+/// The marker of a temporary or backup of target @p name named with @p token: proves to a later
+/// save that this process made it (pid and host tell whether the process has ended).
+inline std::string marker_text(std::string_view name, std::string_view token) {
+    return nlohmann::json{
+        {"target", name}, {"token", token}, {"pid", ::getpid()}, {"host", host_name()}}
+        .dump();
 }
 
 /// The siblings of target @p name in @p parent that are tabret's temporaries or backups:
@@ -205,7 +203,10 @@ class artifact {
      * @throws io_error for a missing directory or file, another format or version, a broken
      * seal, a size or checksum mismatch; parse_error / schema_error for a bad manifest.
      */
-    static artifact read(const std::filesystem::path& dir, bool keep_going = false) {
+    /// With @p keep_going, parts that do not verify are listed in broken() instead of throwing;
+    /// parts named in @p meta_only are read without their files (a save that replaces them).
+    static artifact read(const std::filesystem::path& dir, bool keep_going = false,
+                         const std::set<std::string>& meta_only = {}) {
         for (int attempt = 0;; ++attempt) {
             recover_backup(dir);
             const fd_guard d{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
@@ -219,7 +220,7 @@ class artifact {
                 throw io_error(
                     fmt::format("{}: cannot stat: {}", dir.string(), std::strerror(errno)));
             try {
-                return artifact(d.fd, dir, keep_going);
+                return artifact(d.fd, dir, keep_going, meta_only);
             } catch (const error&) {
                 if (attempt < 50 && replaced(dir, opened)) continue;
                 throw;
@@ -294,7 +295,9 @@ class artifact {
     }
 
   private:
-    artifact(int dir_fd, const std::filesystem::path& dir, bool keep_going) : dir_(dir) {
+    artifact(int dir_fd, const std::filesystem::path& dir, bool keep_going,
+             const std::set<std::string>& meta_only)
+        : dir_(dir) {
         const auto source = manifest_path();
         const auto doc =
             parse_json(read_file_at(dir_fd, dir, manifest_file, max_manifest_bytes), source);
@@ -310,7 +313,7 @@ class artifact {
         catalog_ = r.str("catalog_fnv1a64");
         for (const auto& [name, p] : r.get("parts", nlohmann::json::value_t::object).items()) {
             try {
-                parts_.emplace(name, read_part(dir_fd, name, p));
+                parts_.emplace(name, read_part(dir_fd, name, p, !meta_only.contains(name)));
             } catch (const io_error& e) {
                 if (!keep_going) throw;
                 broken_.emplace(name, e.what());
@@ -318,11 +321,13 @@ class artifact {
         }
     }
 
-    artifact_part read_part(int dir_fd, const std::string& name, const nlohmann::json& p) const {
+    artifact_part read_part(int dir_fd, const std::string& name, const nlohmann::json& p,
+                            bool with_files) const {
         const auto source = manifest_path();
         const json_reader pr(p, source, fmt::format("manifest.parts.{}", name));
         artifact_part part;
         part.meta = pr.get("meta", nlohmann::json::value_t::object);
+        if (!with_files) return part;
         for (const auto& [file, entry] : pr.get("files", nlohmann::json::value_t::object).items()) {
             check_file_name(file, source);
             const json_reader er(entry, source, fmt::format("manifest file '{}'", file));
@@ -372,10 +377,12 @@ struct existing_target {
 
 /**
  * @brief Checks that @p target may be replaced: missing, an empty directory, or a directory
- * that a sealed tabret manifest describes completely. @throws io_error naming the target and,
- * for foreign files, the first of them.
+ * that a sealed tabret manifest describes completely; reads its parts, those in
+ * @p replaced_parts without their files. @throws io_error naming the target and, for foreign
+ * files, the first of them.
  */
-inline existing_target inspect_target(const std::filesystem::path& target) {
+inline existing_target inspect_target(const std::filesystem::path& target,
+                                      const std::set<std::string>& replaced_parts) {
     existing_target out;
     std::error_code ec;
     const auto st = std::filesystem::symlink_status(target, ec);
@@ -418,7 +425,7 @@ inline existing_target inspect_target(const std::filesystem::path& target) {
             "out or save elsewhere",
             target.string(), foreign.size(), foreign.front(), foreign.size() > 1 ? ", …" : ""));
     try {
-        out.current.emplace(artifact::read(target, true));
+        out.current.emplace(artifact::read(target, true, replaced_parts));
     } catch (const std::exception& e) {
         out.unreadable = e.what();
     }
@@ -482,10 +489,10 @@ inline void write_artifact(const std::filesystem::path& tmp, const std::string& 
     fsync_directory(tmp);
 }
 
-/// Swaps the finished @p tmp in for @p target (see the file comment), removing the old
-/// artifact's @p owned files afterwards.
-inline void swap_artifact(const std::filesystem::path& tmp, const std::filesystem::path& target,
-                          const existing_target& old) {
+/// Swaps the finished @p tmp (whose marker is @p tmp_marker) in for @p target (see the file
+/// comment), removing the old artifact's owned files afterwards.
+inline void swap_artifact(const std::filesystem::path& tmp, const std::string& tmp_marker,
+                          const std::filesystem::path& target, const existing_target& old) {
     std::error_code ec;
     if (!old.exists) {
         std::filesystem::rename(tmp, target, ec);
@@ -496,7 +503,7 @@ inline void swap_artifact(const std::filesystem::path& tmp, const std::filesyste
     // The old artifact ends up under tmp's name: give it tmp's marker first, so that if this
     // process dies before removing it, the next save knows it for a dead save's leftover.
     std::filesystem::remove(target / marker_file, ec);
-    write_new_file(target / marker_file, read_text_file(tmp / marker_file));
+    write_new_file(target / marker_file, tmp_marker);
     if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0) {
         remove_owned(tmp, old.owned);  // the previous artifact, now at tmp
         return;
@@ -511,11 +518,7 @@ inline void swap_artifact(const std::filesystem::path& tmp, const std::filesyste
     const auto [parent, name] = split_target(target);
     const auto token = unique_token();
     const auto backup = parent / fmt::format(".{}.tabret-old-{}", name, token);
-    write_new_file(
-        target / marker_file,
-        nlohmann::json{
-            {"target", name}, {"token", token}, {"pid", ::getpid()}, {"host", host_name()}}
-            .dump());
+    write_new_file(target / marker_file, marker_text(name, token));
     std::filesystem::rename(target, backup, ec);
     if (ec) {
         std::filesystem::remove(target / marker_file, ec);
@@ -528,6 +531,56 @@ inline void swap_artifact(const std::filesystem::path& tmp, const std::filesyste
         throw io_error(fmt::format("{}: cannot write: {}", target.string(), ec.message()));
     }
     remove_owned(backup, old.owned);
+}
+
+/// The embedder of the index the saved @p parts will belong to: the given index's, or the one
+/// already saved at @p target for the same catalog. @throws io_error when there is none.
+inline nlohmann::json index_embedder(const std::map<std::string, artifact_part>& parts,
+                                     const existing_target& old, const std::string& catalog_fp,
+                                     const std::filesystem::path& target) {
+    if (const auto it = parts.find("index"); it != parts.end())
+        return it->second.meta.value("embedder", nlohmann::json());
+    if (!old.current || !old.current->has("index"))
+        throw io_error(
+            fmt::format("{}: holds no table index for this catalog; save the index there first",
+                        target.string()));
+    if (old.current->catalog_fingerprint() != catalog_fp)
+        throw io_error(fmt::format(
+            "{}: holds the table index of another catalog than the {}'s; not saving it",
+            target.string(), parts.empty() ? "part" : part_title(parts.begin()->first)));
+    return old.current->part("index").meta.value("embedder", nlohmann::json());
+}
+
+/// Adds to @p parts the parts of @p old that are not given and fit (same catalog, and no
+/// embedder or the index's). @throws io_error when one would be dropped, unless @p replace.
+inline void carry_parts(std::map<std::string, artifact_part>& parts, const existing_target& old,
+                        const std::string& catalog_fp, const nlohmann::json& embedder, bool replace,
+                        const std::filesystem::path& target) {
+    if (!old.current) {
+        if (old.owned.empty() || replace) return;  // nothing there, or the caller drops it all
+        throw io_error(fmt::format(
+            "{}: cannot keep what it holds ({}); pass replace=True (tabret index --replace) to "
+            "overwrite it",
+            target.string(), old.unreadable));
+    }
+    std::vector<std::string> dropped;
+    for (const auto& [name, part] : old.current->parts()) {
+        if (parts.contains(name)) continue;
+        const bool fits = old.current->catalog_fingerprint() == catalog_fp &&
+                          part.meta.value("embedder", embedder) == embedder;
+        if (fits)
+            parts.emplace(name, part);
+        else
+            dropped.push_back(part_title(name));
+    }
+    for (const auto& [name, why] : old.current->broken())
+        if (!parts.contains(name))
+            dropped.push_back(fmt::format("{} that is damaged ({})", part_title(name), why));
+    if (!dropped.empty() && !replace)
+        throw io_error(fmt::format(
+            "{}: holds {} made for another catalog or embedder; saving would discard it: save "
+            "elsewhere, or pass replace=True (tabret index --replace)",
+            target.string(), fmt::join(dropped, " and ")));
 }
 
 /**
@@ -546,75 +599,33 @@ inline void save_artifact(const std::filesystem::path& dir, const std::string& c
     const directory_lock lock(parent);
     artifact::recover_backup_locked(parent, name);
     remove_stale_siblings(parent, name);
-    const auto old = inspect_target(target);
+    std::set<std::string> given;
+    for (const auto& [part_name, _] : parts) given.insert(part_name);
+    const auto old = inspect_target(target, given);
 
-    const auto index_embedder = [&]() -> nlohmann::json {
-        if (const auto it = parts.find("index"); it != parts.end())
-            return it->second.meta.value("embedder", nlohmann::json());
-        const auto what = parts.empty() ? std::string("part") : part_title(parts.begin()->first);
-        if (!old.current || !old.current->has("index"))
-            throw io_error(
-                fmt::format("{}: holds no table index for this catalog; save the index there first",
-                            target.string()));
-        if (old.current->catalog_fingerprint() != catalog_fp)
-            throw io_error(fmt::format(
-                "{}: holds the table index of another catalog than the {}'s; not saving it",
-                target.string(), what));
-        return old.current->part("index").meta.value("embedder", nlohmann::json());
-    }();
-    const auto fits = [&](const artifact_part& p) {
-        return !p.meta.contains("embedder") || p.meta["embedder"] == index_embedder;
-    };
+    const auto embedder = index_embedder(parts, old, catalog_fp, target);
     for (const auto& [part_name, part] : parts)
-        if (!fits(part))
+        if (part.meta.value("embedder", embedder) != embedder)
             throw io_error(fmt::format(
                 "{}: the {} was made with embedder {}, the index there with {}; not saving it",
                 target.string(), part_title(part_name), part.meta["embedder"].dump(),
-                index_embedder.dump()));
-    if (old.exists && !old.owned.empty()) {
-        std::vector<std::string> dropped;
-        if (old.current) {
-            for (const auto& [part_name, part] : old.current->parts()) {
-                if (parts.contains(part_name)) continue;
-                if (old.current->catalog_fingerprint() == catalog_fp && fits(part))
-                    parts.emplace(part_name, part);
-                else
-                    dropped.push_back(part_title(part_name));
-            }
-            for (const auto& [part_name, why] : old.current->broken())
-                if (!parts.contains(part_name))
-                    dropped.push_back(
-                        fmt::format("{} that is damaged ({})", part_title(part_name), why));
-        } else if (!replace) {
-            throw io_error(fmt::format(
-                "{}: cannot keep what it holds ({}); pass replace=True (tabret index --replace) "
-                "to overwrite it",
-                target.string(), old.unreadable));
-        }
-        if (!dropped.empty() && !replace)
-            throw io_error(fmt::format(
-                "{}: holds {} made for another catalog or embedder; saving would discard it: "
-                "save elsewhere, or pass replace=True (tabret index --replace)",
-                target.string(), fmt::join(dropped, " and ")));
-    }
-    if (!parts.contains("index"))
+                embedder.dump()));
+    carry_parts(parts, old, catalog_fp, embedder, replace, target);
+    if (!parts.contains("index"))  // the index there was damaged and replace dropped it
         throw io_error(
             fmt::format("{}: holds no table index for this catalog; save the index there first",
                         target.string()));
 
     const auto token = unique_token();
     const auto tmp = parent / fmt::format(".{}.tabret-tmp-{}", name, token);
+    const auto marker = marker_text(name, token);
     if (!std::filesystem::create_directory(tmp, ec) || ec)
         throw io_error(
             fmt::format("{}: cannot create: {}", tmp.string(), ec ? ec.message() : "exists"));
     try {
-        write_new_file(
-            tmp / marker_file,
-            nlohmann::json{
-                {"target", name}, {"token", token}, {"pid", ::getpid()}, {"host", host_name()}}
-                .dump());
+        write_new_file(tmp / marker_file, marker);
         write_artifact(tmp, catalog_fp, parts);
-        swap_artifact(tmp, target, old);
+        swap_artifact(tmp, marker, target, old);
     } catch (...) {
         std::filesystem::remove_all(tmp, ec);
         throw;

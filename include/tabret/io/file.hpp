@@ -127,6 +127,16 @@ inline void write_all(int fd, std::string_view data, const std::filesystem::path
     }
 }
 
+/// Writes a new file (it must not exist) and fsyncs it. @throws io_error naming it.
+inline void write_new_file(const std::filesystem::path& path, std::string_view data) {
+    const fd_guard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
+    if (f.fd < 0)
+        throw io_error(fmt::format("{}: cannot create: {}", path.string(), std::strerror(errno)));
+    write_all(f.fd, data, path);
+    if (::fsync(f.fd) != 0)
+        throw io_error(fmt::format("{}: fsync failed: {}", path.string(), std::strerror(errno)));
+}
+
 /// A name no user would choose and no two writers share: pid, thread and random bits.
 inline std::string unique_token() {
     static std::atomic<unsigned> counter{0};
@@ -155,25 +165,16 @@ inline void fsync_directory(const std::filesystem::path& dir) {
 inline void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
     const auto tmp = path.parent_path() / fmt::format(".{}.tabret-tmp-{}", path.filename().string(),
                                                       detail::unique_token());
-    {
-        detail::fd_guard guard{::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-        if (guard.fd < 0)
-            throw io_error(
-                fmt::format("{}: cannot create: {}", tmp.string(), std::strerror(errno)));
-        try {
-            detail::write_all(guard.fd, data, tmp);
-            if (::fsync(guard.fd) != 0)
-                throw io_error(
-                    fmt::format("{}: fsync failed: {}", tmp.string(), std::strerror(errno)));
-        } catch (...) {
-            std::filesystem::remove(tmp);
-            throw;
-        }
-    }
     std::error_code ec;
+    try {
+        detail::write_new_file(tmp, data);
+    } catch (...) {
+        std::filesystem::remove(tmp, ec);
+        throw;
+    }
     std::filesystem::rename(tmp, path, ec);
     if (ec) {
-        std::filesystem::remove(tmp);
+        std::filesystem::remove(tmp, ec);
         throw io_error(fmt::format("{}: cannot replace: {}", path.string(), ec.message()));
     }
 }

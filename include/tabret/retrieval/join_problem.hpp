@@ -139,7 +139,7 @@ std::vector<join_problem> build_join_problems(const table_index& index, const jo
 
 /** @brief Checks that @p graph belongs to @p index. @throws error otherwise. */
 inline void check_join_graph(const table_index& index, const join_graph& graph) {
-    if (graph.catalog_fingerprint() != detail::catalog_fingerprint(index.catalog()))
+    if (graph.catalog_fingerprint() != index.catalog_fingerprint())
         throw error("the join graph was built for another catalog than the index");
     if (graph.embedder_name() != index.embedder_name() || graph.dim() != index.dim())
         throw error(
