@@ -14,45 +14,10 @@
 #include "test_support.hpp"
 
 using namespace tabret;
+using tabret::test::fixed_rewriter;
+using tabret::test::school_and_shop;
 
 namespace {
-
-/// school: students —< enrollments >— courses (many-to-many), teachers —< courses;
-/// shop: customers —< orders; both databases have an `id` everywhere.
-catalog school_and_shop() {
-    catalog cat;
-    const auto school = cat.add_database("school");
-    const auto students = cat.add_table(school, "students");
-    const auto s_id = cat.add_column(students, "id", "integer");
-    cat.add_column(students, "name", "text");
-    cat.set_primary_key(students, {s_id});
-    const auto teachers = cat.add_table(school, "teachers");
-    const auto t_id = cat.add_column(teachers, "id", "integer");
-    cat.add_column(teachers, "name", "text");
-    cat.set_primary_key(teachers, {t_id});
-    const auto courses = cat.add_table(school, "courses");
-    const auto c_id = cat.add_column(courses, "id", "integer");
-    cat.add_column(courses, "title", "text");
-    const auto c_teacher = cat.add_column(courses, "teacher_id", "integer");
-    cat.set_primary_key(courses, {c_id});
-    const auto enrollments = cat.add_table(school, "enrollments");
-    const auto e_student = cat.add_column(enrollments, "student_id", "integer");
-    const auto e_course = cat.add_column(enrollments, "course_id", "integer");
-    cat.add_column(enrollments, "grade", "real");
-    cat.add_foreign_key(e_student, s_id);
-    cat.add_foreign_key(e_course, c_id);
-    cat.add_foreign_key(c_teacher, t_id);
-    const auto shop = cat.add_database("shop");
-    const auto customers = cat.add_table(shop, "customers");
-    const auto cu_id = cat.add_column(customers, "id", "integer");
-    cat.add_column(customers, "name", "text");
-    cat.set_primary_key(customers, {cu_id});
-    const auto orders = cat.add_table(shop, "orders");
-    cat.add_column(orders, "id", "integer");
-    const auto o_customer = cat.add_column(orders, "customer_id", "integer");
-    cat.add_foreign_key(o_customer, cu_id);
-    return cat;
-}
 
 table_id tid(const catalog& cat, const char* db, const char* t) { return *cat.find_table(db, t); }
 
@@ -89,13 +54,6 @@ std::optional<double> brute_force(const join_problem& p, std::size_t k, const ja
     }
     return best;
 }
-
-struct fixed_rewriter {
-    std::vector<std::string> queries;
-    std::vector<rewrite_result> rewrite(std::span<const rewrite_request> r) const {
-        return std::vector<rewrite_result>(r.size(), rewrite_result{false, queries});
-    }
-};
 
 }  // namespace
 
@@ -284,7 +242,8 @@ TEST_CASE("the greedy and exact retrievers run end to end", "[join]") {
     for (const auto& r : {greedy.retrieve(qs, {3, 4}).at(0), exact.retrieve(qs, {3, 4}).at(0)}) {
         REQUIRE(r.tables.size() == 3);
         CHECK(r.columns.size() == 4);
-        CHECK(r.trace.size() == 3);
+        REQUIRE(r.trace.size() == 6);  // the selector's entries, then the first stage's
+        for (std::size_t i = 3; i < 6; ++i) CHECK(r.trace[i].step == "dense");
     }
     const auto strict = exact.retrieve(qs, {3, 0});
     for (const auto& t : strict.at(0).tables)

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <xtensor/xview.hpp>
@@ -92,8 +93,8 @@ struct greedy_selector {
  * @brief Greedy join-aware retrieval (see join_aware_retriever for the inputs, costs and
  * lifetimes). Trace step: "greedy-join".
  */
-template <Embedder E, QueryRewriter Rw>
-class greedy_join_retriever : public join_aware_retriever<E, Rw, greedy_selector> {
+template <Embedder E, QueryRewriter Rw, FirstStage First = dense_first_stage>
+class greedy_join_retriever : public join_aware_retriever<E, Rw, greedy_selector, First> {
   public:
     /// Temporaries for what it holds by reference are refused (they would dangle).
     template <class A0, class A1, class A2, class A3, class... Rest>
@@ -102,10 +103,10 @@ class greedy_join_retriever : public join_aware_retriever<E, Rw, greedy_selector
     = delete;
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     greedy_join_retriever(const table_index& index, const join_graph& graph, const E& embedder,
-                          const Rw& rewriter, greedy_join_options options = {})
-        : join_aware_retriever<E, Rw, greedy_selector>(index, graph, embedder, rewriter,
-                                                       options.candidates,
-                                                       greedy_selector{options.weights}) {}
+                          const Rw& rewriter, greedy_join_options options = {}, First first = {})
+        : join_aware_retriever<E, Rw, greedy_selector, First>(
+              index, graph, embedder, rewriter, options.candidates,
+              greedy_selector{options.weights}, std::move(first)) {}
 };
 
 }  // namespace tabret

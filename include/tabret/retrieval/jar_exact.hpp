@@ -37,6 +37,7 @@
 #include <numeric>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "tabret/borrow.hpp"
@@ -369,8 +370,8 @@ struct jar_exact_selector {
  * join_aware_retriever for them, the costs and lifetimes), the optimum of the JAR objective for
  * each k. Trace step: "jar-exact".
  */
-template <Embedder E, QueryRewriter Rw>
-class jar_exact_retriever : public join_aware_retriever<E, Rw, jar_exact_selector> {
+template <Embedder E, QueryRewriter Rw, FirstStage First = dense_first_stage>
+class jar_exact_retriever : public join_aware_retriever<E, Rw, jar_exact_selector, First> {
   public:
     /** @throws error when @p graph was built for another catalog or embedder than @p index. */
     /// Temporaries for what it holds by reference are refused (they would dangle).
@@ -379,10 +380,10 @@ class jar_exact_retriever : public join_aware_retriever<E, Rw, jar_exact_selecto
                                                                        Rest&&...)
     = delete;
     jar_exact_retriever(const table_index& index, const join_graph& graph, const E& embedder,
-                        const Rw& rewriter, jar_exact_options options = {})
-        : join_aware_retriever<E, Rw, jar_exact_selector>(
+                        const Rw& rewriter, jar_exact_options options = {}, First first = {})
+        : join_aware_retriever<E, Rw, jar_exact_selector, First>(
               index, graph, embedder, rewriter, options.candidates,
-              jar_exact_selector{options.weights, options.connected}) {}
+              jar_exact_selector{options.weights, options.connected}, std::move(first)) {}
 };
 
 }  // namespace tabret

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "tabret/borrow.hpp"
 #include "tabret/catalog.hpp"
 #include "tabret/join/bridges.hpp"
 #include "tabret/retrieval/retrieval.hpp"
@@ -131,5 +132,33 @@ inline std::vector<retrieval> join_closure(const catalog& cat, const fk_graph& g
     for (const auto& r : rs) out.push_back(join_closure(cat, g, r, k, o));
     return out;
 }
+
+/**
+ * @brief The join closure as a post-step over any retriever @p R: its results, then
+ * join_closure with the catalog's declared-FK graph. Holds the catalog by reference and @p R by
+ * value; `retrieve` is as thread-safe as @p R.
+ */
+template <Retriever R>
+class join_closure_retriever {
+  public:
+    /// Temporaries for what it holds by reference are refused (they would dangle).
+    template <class A0, class... Rest>
+    requires detail::any_temporary<A0> join_closure_retriever(A0&&, Rest&&...)
+    = delete;
+    join_closure_retriever(const catalog& cat, R retriever, closure_options options = {})
+        : catalog_(cat), graph_(cat), retriever_(std::move(retriever)), options_(options) {}
+
+    /** @throws whatever @p R throws. */
+    [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
+                                                  const retrieve_options& o) const {
+        return join_closure(catalog_, graph_, retriever_.retrieve(questions, o), o.k, options_);
+    }
+
+  private:
+    const catalog& catalog_;
+    fk_graph graph_;
+    R retriever_;
+    closure_options options_;
+};
 
 }  // namespace tabret

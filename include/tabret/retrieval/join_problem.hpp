@@ -1,9 +1,10 @@
 #pragma once
 /// @file retrieval/join_problem.hpp
 /// @brief The inputs that join-aware selection (greedy, exact JAR objective) sees for one
-/// question: top-N candidates with coarse scores r_i, fine scores F_ji (sub-query j × table i,
-/// the max over the table's columns of cos(sub-query, "table:column")), and join ω among the
-/// candidates; gathered for a whole batch with one LLM call and one embedder call.
+/// question: N candidates from a first stage with coarse scores r_i, fine scores F_ji
+/// (sub-query j × table i, the max over the table's columns of cos(sub-query, "table:column")),
+/// and join ω among the candidates; gathered for a whole batch with one LLM call and one
+/// embedder call (plus the first stage's own calls, none for the dense one).
 
 #include <algorithm>
 #include <cstddef>
@@ -19,6 +20,7 @@
 #include "tabret/index/table_index.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/join/join_graph.hpp"
+#include "tabret/retrieval/first_stage.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 
@@ -27,6 +29,7 @@ namespace tabret {
 /** @brief One question's selection problem over N candidate tables and J sub-queries. */
 struct join_problem {
     std::vector<table_id> tables;           ///< N candidates, first-stage order.
+    std::vector<trace_entry> origin;        ///< The first stage's trace of the candidates.
     std::vector<float> coarse;              ///< r_i = cos(question, table text), N.
     std::vector<std::string> subqueries;    ///< J texts (the question itself when none).
     std::vector<float> fine;                ///< F, J × N row-major.
@@ -95,13 +98,13 @@ inline void fill_join(join_problem& p, const join_graph& g) {
 
 /**
  * @brief Builds the problems of a batch: one rewriter call (sub-queries; a question without
- * any uses itself), one embedder call (questions and sub-queries), the top-@p n tables per
- * question from @p index, F from @p graph's column vectors, ω from @p graph.
+ * any uses itself), one embedder call (questions and sub-queries), at most @p n candidate tables
+ * per question from @p first, F from @p graph's column vectors, ω from @p graph.
  * @throws error when the graph and index embedders differ; whatever the callbacks throw.
  */
-template <Embedder E, QueryRewriter Rw>
+template <Embedder E, QueryRewriter Rw, FirstStage F>
 std::vector<join_problem> build_join_problems(const table_index& index, const join_graph& graph,
-                                              const E& embedder, const Rw& rewriter,
+                                              const E& embedder, const Rw& rewriter, const F& first,
                                               std::span<const std::string> questions,
                                               std::size_t n) {
     std::vector<join_problem> out(questions.size());
@@ -121,14 +124,15 @@ std::vector<join_problem> build_join_problems(const table_index& index, const jo
         texts.insert(texts.end(), out[i].subqueries.begin(), out[i].subqueries.end());
     }
     const matrix all = embed_normalized(embedder, std::span<const std::string>(texts), index.dim());
-    const auto nq = static_cast<Eigen::Index>(questions.size());
-    const auto hits_per_question = index.search_tables(all.topRows(nq), n);
+    const matrix question_vectors = all.topRows(static_cast<Eigen::Index>(questions.size()));
+    auto candidates = first.candidates(index, questions, question_vectors, n);
     for (std::size_t i = 0; i < questions.size(); ++i) {
         auto& p = out[i];
-        for (const auto& h : hits_per_question[i]) {
-            p.tables.push_back(h.id);
-            p.coarse.push_back(h.score);
+        for (const auto& t : candidates[i].tables) {
+            p.tables.push_back(t.table);
+            p.coarse.push_back(t.score);
         }
+        p.origin = std::move(candidates[i].trace);
         const matrix sub = all.middleRows(static_cast<Eigen::Index>(first_sub[i]),
                                           static_cast<Eigen::Index>(p.subqueries.size()));
         detail::fill_fine(p, index.catalog(), graph, sub);
@@ -150,8 +154,8 @@ inline void check_join_graph(const table_index& index, const join_graph& graph) 
 
 /**
  * @brief The retrieval for one solved problem: the chosen tables in order, trace entries with
- * step @p step and the driving sub-query, and the top @p k_columns columns of the chosen tables
- * by their best sub-query cosine.
+ * step @p step and the driving sub-query followed by the first stage's entries of the chosen
+ * tables, and the top @p k_columns columns of the chosen tables by their best sub-query cosine.
  */
 inline retrieval to_retrieval(const join_problem& p, const join_selection& s, std::string_view step,
                               std::size_t k_columns) {
@@ -164,6 +168,10 @@ inline retrieval to_retrieval(const join_problem& p, const join_selection& s, st
         r.trace.push_back(
             {p.tables[i], std::string(step), p.subqueries.at(s.reason[k]), s.scores[k]});
     }
+    for (const auto& e : p.origin)
+        if (const auto at = std::find(p.tables.begin(), p.tables.end(), e.table);
+            at != p.tables.end() && chosen[static_cast<std::size_t>(at - p.tables.begin())])
+            r.trace.push_back(e);
     if (k_columns == 0) return r;
     hits cols;
     for (std::size_t c = 0; c < p.columns.size(); ++c)
