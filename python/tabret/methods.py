@@ -186,6 +186,8 @@ class Method(Generic[OptionsT]):
     cli: bool = field(default=True)
     #: The name in results tables (``tabret eval``), when not the method's name.
     label: str = ""
+    #: Ranks columns too (``tabret eval --level column``).
+    columns: bool = False
 
     @property
     def display(self) -> str:
@@ -332,7 +334,7 @@ def _murre_variant(
 _JOIN_OFFLINE = "each question is its own only sub-query"
 
 _ALL: list[Method[Any]] = [
-    Method("single-hop", "dense cosine", "first", NoOptions, _single_hop),
+    Method("single-hop", "dense cosine", "first", NoOptions, _single_hop, columns=True),
     Method("hybrid", "dense fused with BM25 (RRF)", "first", NoOptions, _hybrid),
     Method("bm25", "lexical only", "first", NoOptions, _bm25),
     Method(
@@ -350,6 +352,7 @@ _ALL: list[Method[Any]] = [
         CrushOptions,
         _crush,
         needs=frozenset({"llm"}),
+        columns=True,
     ),
     Method(
         "adaptive",
@@ -368,6 +371,7 @@ _ALL: list[Method[Any]] = [
         needs=frozenset({"join-graph"}),
         uses=frozenset({"decomposition"}),
         offline=_JOIN_OFFLINE,
+        columns=True,
     ),
     Method(
         "jar-exact",
@@ -378,6 +382,7 @@ _ALL: list[Method[Any]] = [
         needs=frozenset({"join-graph"}),
         uses=frozenset({"decomposition"}),
         offline=_JOIN_OFFLINE,
+        columns=True,
     ),
     _murre_variant(
         "murre", "MURRE", "MURRE multi-hop beam search with removal rewrites", MurreOptions

@@ -11,7 +11,8 @@ import sys
 from collections.abc import Sequence
 
 from tabret._core import Error
-from tabret.cli import catalog, demo, eval, index, plot, query
+from tabret.cli import catalog, demo, index, plot, query
+from tabret.cli import eval as eval_command
 
 __all__ = ["build_parser", "main"]
 
@@ -21,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tabret", description="Table retrieval for text-to-SQL over large catalogs."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (catalog, index, query, plot, demo, eval):
+    for module in (catalog, index, query, plot, demo, eval_command):
         module.add_parser(sub)
     return parser
 

@@ -7,20 +7,26 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tabret.benchmarks import BENCHMARKS
 from tabret.cli import _adaptive, _crush, _eval_join, _murre
 from tabret.cli._common import TextFormat, add_embedding_arguments, embedder_arg, memo
-from tabret.methods import METHODS, Inputs, method_help, method_names
+from tabret.methods import (
+    METHODS,
+    GreedyJoinOptions,
+    Inputs,
+    JarExactOptions,
+    Method,
+    method_help,
+    method_names,
+)
 
 if TYPE_CHECKING:
     from tabret.benchmarks import Benchmark
     from tabret.eval import EvalResult, RetrieveFn
     from tabret.index import TableIndex, _Retriever
-
-#: Methods that rank columns (``--level column``).
-_COLUMN_METHODS = {"single-hop", "crush", "greedy-join", "jar-exact"}
+    from tabret.reverse import GeneratedQuestions
 
 
 @dataclass(frozen=True)
@@ -169,32 +175,50 @@ def _embedder(o: EvalOptions) -> object:
     return embedder
 
 
-def _reverse_inputs(index: TableIndex, questions: str) -> Inputs:
+def _generated(index: TableIndex, questions: str) -> GeneratedQuestions:
     """Template questions, or questions saved by ``GeneratedQuestions.save`` (e.g. written
     once by an LLM) for this index."""
     from tabret.reverse import GeneratedQuestions
 
-    generated = (
-        GeneratedQuestions.build(index)
-        if questions == "template"
-        else GeneratedQuestions.load(questions, index)
-    )
-    return Inputs(questions=generated)
+    if questions == "template":
+        return GeneratedQuestions.build(index)
+    return GeneratedQuestions.load(questions, index)
+
+
+def _inputs(
+    method: Method[Any], o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+) -> Inputs:
+    """What ``method`` needs: --questions, or the join graph and JAR's recordings."""
+    questions = _generated(index, o.questions) if "questions" in method.needs else None
+    if join is None or "join-graph" not in method.needs:
+        return Inputs(questions=questions)
+    return Inputs(llm=join.llm, graph=join.graph, questions=questions)
+
+
+def _options(method: Method[Any], o: EvalOptions, join: _eval_join.JoinSetup | None) -> object:
+    default = method.options()
+    if isinstance(default, GreedyJoinOptions):
+        return o.join.greedy
+    if isinstance(default, JarExactOptions) and join is not None:
+        return o.join.jar_options(join.dataset)
+    return default
 
 
 def _retriever(
     name: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
 ) -> _Retriever:
-    """A method without special evaluation (not crush, adaptive or MURRE) over ``index``."""
+    """A method without its own evaluation (not crush, adaptive or MURRE) over ``index``."""
     method = METHODS[name]
-    if name == "reverse":
-        return method.build(index, _reverse_inputs(index, o.questions), method.options())
-    if join is None or "join-graph" not in method.needs:
-        return method.build(index, Inputs(), method.options())
-    inputs = Inputs(llm=join.llm, graph=join.graph)
-    if name == "greedy-join":
-        return method.build(index, inputs, o.join.greedy)
-    return method.build(index, inputs, o.join.jar_options(join.dataset))
+    return method.build(index, _inputs(method, o, index, join), _options(method, o, join))
+
+
+def _check_level(o: EvalOptions) -> None:
+    ranking = [m.name for m in METHODS.values() if m.columns]
+    if o.level == "column" and not all(METHODS[m].columns for m in o.methods):
+        raise ValueError(
+            f"--level column needs columns ranked: --method {', '.join(ranking[:-1])} or "
+            f"{ranking[-1]}"
+        )
 
 
 def _runs(
@@ -231,12 +255,8 @@ def run(o: EvalOptions) -> int:
     from tabret.index import TableIndex
     from tabret.murre import MurreRetriever
 
+    _check_level(o)
     column_level = o.level == "column"
-    if column_level and not set(o.methods) <= _COLUMN_METHODS:
-        raise ValueError(
-            "--level column needs columns ranked: --method single-hop, crush, greedy-join or "
-            "jar-exact"
-        )
     print(f"$ {o.command}\n", flush=True)
     bench = _benchmark(o)
     embedder = _embedder(o)
