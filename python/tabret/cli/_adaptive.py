@@ -8,14 +8,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tabret.cli._common import TextFormat, add_threshold_rule
 from tabret.methods import METHODS, AdaptiveOptions, Inputs, NoOptions
 
 if TYPE_CHECKING:
     from tabret.adaptive import ThresholdRule
     from tabret.benchmarks import Benchmark
     from tabret.index import TableIndex, _Retriever
-
-from tabret.cli._common import TextFormat, add_threshold_rule
 
 
 @dataclass(frozen=True)
