@@ -430,9 +430,14 @@ def method_names() -> list[str]:
     return [m.name for m in METHODS.values() if m.cli]
 
 
+def _help(m: Method[Any]) -> str:
+    wants = [f"{what}: {_names(n)}" for what, n in (("needs", m.needs), ("uses", m.uses)) if n]
+    return f"{m.name}: {m.description}" + (f" [{'; '.join(wants)}]" if wants else "")
+
+
 def method_help() -> str:
-    """``--method`` help: each name with its description."""
-    return "; ".join(f"{m.name}: {m.description}" for m in METHODS.values() if m.cli)
+    """``--method`` help: each name with its description and what it needs or uses."""
+    return "; ".join(_help(m) for m in METHODS.values() if m.cli)
 
 
 def stage(name: str, kind: StageKind | None = None) -> Method[Any]:

@@ -76,7 +76,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         nargs="+",
         default=["single-hop"],
         choices=method_names(),
-        help=method_help() + " (see the method groups below for their options)",
+        help=method_help() + ". Here the LLM's answers are recorded ones (JAR's "
+        "decompositions, CRUSH's hallucinations); crush takes k as its column budget; see the "
+        "method groups below for their options",
     )
     _eval_join.add_arguments(p)
     p.add_argument(

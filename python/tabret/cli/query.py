@@ -81,7 +81,8 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         "--method",
         default="single-hop",
         choices=method_names(),
-        help=method_help() + " (default: single-hop)",
+        help=method_help() + " (default: single-hop). The join graph and the generated "
+        "questions come from `tabret index --join-graph --questions`, the LLM from --llm-url",
     )
     p.add_argument(
         "--closure",
