@@ -10,8 +10,16 @@ The command line (``tabret eval --method``, ``tabret query --method``) and the m
 docs/choosing-a-method.md are read from this registry. Each method has a stage ``kind`` so that
 a pipeline spelling such as ``"reverse > greedy-join > closure"`` can look its stages up by
 name (:func:`stage`): a ``first`` stage ranks the index itself, a ``select`` stage chooses
-among the candidates of a first stage (``Inputs.first`` where the method takes one), a
-``post`` stage adds to or reorders the result of the stage before it (``Inputs.first``).
+among the candidates of a first stage, a ``post`` stage adds to or reorders the result of the
+stage before it. :meth:`Method.after` builds a stage over the one before it (``Inputs.first``)
+and refuses a stage that cannot take one (``takes_first``: greedy-join and jar-exact re-rank
+their own dense candidates today)::
+
+    first = stage("reverse", "first")
+    retriever = first.build(index, inputs, first.options())
+    for name, kind in (("adaptive", "select"), ("closure", "post")):
+        method = stage(name, kind)
+        retriever = method.after(retriever, index, inputs, method.options())
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from __future__ import annotations
 import ast
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, ThresholdRule
@@ -188,10 +196,20 @@ class Method(Generic[OptionsT]):
     label: str = ""
     #: Ranks columns too (``tabret eval --level column``).
     columns: bool = False
+    #: Builds over the stage before it (``Inputs.first``), so it can follow any first stage.
+    takes_first: bool = False
 
     @property
     def display(self) -> str:
         return self.label or self.name
+
+    def after(
+        self, previous: _Retriever, index: TableIndex, inputs: Inputs, options: OptionsT
+    ) -> _Retriever:
+        """This stage over ``previous`` (a pipeline's next stage)."""
+        if not self.takes_first:
+            raise ValueError(f"{self.name} cannot follow another stage (it ranks the index)")
+        return self.build(index, replace(inputs, first=previous), options)
 
 
 def _missing(name: str, what: str) -> ValueError:
@@ -361,6 +379,7 @@ _ALL: list[Method[Any]] = [
         "select",
         AdaptiveOptions,
         _adaptive,
+        takes_first=True,
     ),
     Method(
         "greedy-join",
@@ -418,6 +437,7 @@ _ALL: list[Method[Any]] = [
         ClosureOptions,
         _closure,
         cli=False,
+        takes_first=True,
     ),
 ]
 

@@ -134,3 +134,17 @@ def test_missing_needs_are_named() -> None:
         METHODS["greedy-join"].build(index, Inputs(), GreedyJoinOptions())
     with pytest.raises(ValueError, match="reverse needs generated questions"):
         METHODS["reverse"].build(index, Inputs(), METHODS["reverse"].options())
+
+
+def test_stages_chain_where_they_take_the_stage_before() -> None:
+    index = TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False)
+    first = stage("bm25", "first").build(index, Inputs(), METHODS["bm25"].options())
+    adaptive = stage("adaptive", "select")
+    chained = adaptive.after(first, index, Inputs(), adaptive.options())
+    assert isinstance(chained, AdaptiveRetriever)
+    assert chained.first_stage is first
+    closure = stage("closure", "post")
+    assert isinstance(closure.after(chained, index, Inputs(), closure.options()), JoinClosure)
+    greedy = stage("greedy-join", "select")
+    with pytest.raises(ValueError, match="greedy-join cannot follow another stage"):
+        greedy.after(first, index, Inputs(), greedy.options())
