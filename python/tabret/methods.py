@@ -69,7 +69,8 @@ __all__ = [
 StageKind = Literal["first", "select", "post"]
 #: What a method may need besides the index.
 Need = Literal["llm", "join-graph", "questions", "decomposition"]
-#: Builds a rewriter that writes ``output`` (MURRE's removal rewriters).
+#: Builds the rewriter a method uses; ``output`` is what a removal rewriter writes (MURRE),
+#: others ignore it.
 RewriterFactory = Callable[[RemovalOutput], QueryRewriter]
 
 
