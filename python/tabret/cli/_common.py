@@ -1,0 +1,76 @@
+"""What several subcommands share: schema loaders, embedders and argument groups."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, get_args
+
+from tabret.adaptive import ThresholdRule
+from tabret.catalog import Catalog
+
+if TYPE_CHECKING:
+    from tabret import CachedEmbedder
+
+#: A table serialisation that is embedded.
+TextFormat = Literal["signature", "words", "ddl"]
+
+LOADERS: dict[str, Callable[[str], Catalog]] = {
+    "spider": Catalog.from_spider_json,
+    "ddl": Catalog.from_ddl,
+    "sqlite": Catalog.from_sqlite,
+    "json": Catalog.from_json,
+    "sqlalchemy": Catalog.from_sqlalchemy,
+}
+
+
+def add_source_arguments(p: argparse.ArgumentParser) -> None:
+    """FORMAT SOURCE, shared by `catalog` and `index`."""
+    p.add_argument("format", choices=sorted(LOADERS), help="what SOURCE is")
+    p.add_argument("source", help="file path, or a SQLAlchemy URL for 'sqlalchemy'")
+
+
+def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
+    """--embedder and the table serialisation flag, shared by `index` and `eval`."""
+    p.add_argument(
+        "--embedder",
+        default="all-MiniLM-L6-v2",
+        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
+        "(default: all-MiniLM-L6-v2, offline)",
+    )
+    p.add_argument(
+        text_flag,
+        default="signature",
+        choices=get_args(TextFormat),
+        help="table serialisation that is embedded (default: signature, db.table(cols))",
+    )
+
+
+def add_threshold_rule(
+    g: argparse._ArgumentGroup, default: ThresholdRule, *, several: bool, help: str
+) -> None:
+    """--threshold-rule, the one definition: `eval` takes several rules (one adaptive row
+    each), `query` one; each command passes its own default."""
+    g.add_argument(
+        "--threshold-rule",
+        nargs="+" if several else None,
+        default=[default] if several else default,
+        choices=get_args(ThresholdRule),
+        help=help,
+    )
+
+
+def embedder_arg(name: str) -> object:
+    from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
+
+    if name == "hashing":
+        return HashingEmbedder()
+    return SentenceTransformerEmbedder(name)
+
+
+def memo(embedder: Any) -> CachedEmbedder:
+    """``embedder`` behind an in-memory text -> vector cache, under the same name."""
+    from tabret import CachedEmbedder, HashingEmbedder
+
+    inner = embedder if isinstance(embedder, HashingEmbedder) else embedder.embed
+    return CachedEmbedder(inner, embedder.name)

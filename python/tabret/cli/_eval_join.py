@@ -1,0 +1,142 @@
+"""``tabret eval`` with join-aware methods: the join graph over JAR's recordings and the
+options of greedy-join, jar-exact and --join-closure."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from tabret.methods import METHODS, ClosureOptions, GreedyJoinOptions, JarExactOptions
+
+if TYPE_CHECKING:
+    from tabret.benchmarks import Benchmark
+    from tabret.index import TableIndex
+    from tabret.join import JoinGraph
+    from tabret.llms import CallableLLM
+
+
+class JoinSetup(NamedTuple):
+    dataset: Literal["spider", "bird"]
+    graph: JoinGraph
+    llm: CallableLLM
+
+
+@dataclass(frozen=True)
+class JoinEval:
+    """The join-aware options of ``tabret eval``."""
+
+    closure: list[bool]
+    closure_options: ClosureOptions
+    greedy: GreedyJoinOptions
+    jar: JarExactOptions
+    jar_weights_auto: bool
+    value_stats: bool
+
+    def jar_options(self, dataset: Literal["spider", "bird"]) -> JarExactOptions:
+        """jar-exact's options, with the benchmark's weights for --jar-weights auto."""
+        return replace(self.jar, weights=dataset) if self.jar_weights_auto else self.jar
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    closure, greedy, jar = ClosureOptions(), GreedyJoinOptions(), JarExactOptions()
+    j = p.add_argument_group("join-aware (greedy-join, jar-exact, --join-closure)")
+    j.add_argument(
+        "--join-closure",
+        nargs="?",
+        const="on",
+        default="off",
+        choices=["off", "on", "both"],
+        help="add bridge tables on shortest FK paths after each method (bare flag: on; both: "
+        "each method with and without); implies --per-k",
+    )
+    j.add_argument(
+        "--closure-budget",
+        type=int,
+        default=closure.budget,
+        help="bridge tables per question (default: %(default)s)",
+    )
+    j.add_argument(
+        "--closure-mode",
+        default=closure.mode,
+        choices=["append", "within_k"],
+        help="append: bridges after the k tables (up to k + budget returned); within_k: keep k",
+    )
+    j.add_argument(
+        "--join-candidates",
+        type=int,
+        default=greedy.candidates,
+        help="first-stage tables re-ranked by greedy-join / jar-exact (default: %(default)s)",
+    )
+    j.add_argument(
+        "--greedy-weights",
+        default=greedy.weights,
+        choices=["paper", "reference"],
+        help="greedy λ_coarse: paper 4 (default) or the reference code's 3",
+    )
+    j.add_argument(
+        "--jar-weights",
+        default="auto",
+        choices=["auto", "spider", "bird"],
+        help="JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
+    )
+    j.add_argument(
+        "--jar-connectivity",
+        default=jar.connectivity,
+        choices=["soft", "strict"],
+        help="jar-exact: soft (zero-weight edges may complete the join tree; default) or "
+        "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
+    )
+    j.add_argument(
+        "--no-value-stats",
+        action="store_true",
+        help="build the join graph without JAR's recorded uniqueness and sample values",
+    )
+
+
+def options(args: argparse.Namespace) -> JoinEval:
+    auto = args.jar_weights == "auto"
+    jar = JarExactOptions(candidates=args.join_candidates, connectivity=args.jar_connectivity)
+    return JoinEval(
+        closure={"off": [False], "on": [True], "both": [False, True]}[args.join_closure],
+        closure_options=ClosureOptions(budget=args.closure_budget, mode=args.closure_mode),
+        greedy=GreedyJoinOptions(candidates=args.join_candidates, weights=args.greedy_weights),
+        jar=jar if auto else replace(jar, weights=args.jar_weights),
+        jar_weights_auto=auto,
+        value_stats=not args.no_value_stats,
+    )
+
+
+def needs_graph(methods: list[str]) -> bool:
+    return any("join-graph" in METHODS[m].needs for m in methods)
+
+
+def _jar_dataset(bench: str) -> Literal["spider", "bird"]:
+    """Which JAR recordings (decompositions, value statistics) a benchmark's questions use."""
+    if bench.startswith("spider"):
+        return "spider"
+    if bench.startswith("bird"):
+        return "bird"
+    raise ValueError(f"greedy-join and jar-exact need JAR decompositions: none for '{bench}'")
+
+
+def join_setup(
+    methods: list[str], j: JoinEval, bench: Benchmark, index: TableIndex, data: Path | None
+) -> JoinSetup | None:
+    """The join graph and the recorded decompositions, when a join-aware method runs."""
+    if not needs_graph(methods):
+        return None
+    from tabret.join import JoinGraph, jar_column_stats, lenient_replay
+    from tabret.llms import jar_decompositions
+
+    dataset = _jar_dataset(bench.name)
+    stats = jar_column_stats(bench.catalog, dataset, data) if j.value_stats else None
+    source = jar_decompositions(dataset, data)
+    missing = sum(1 for q in bench.questions if q.question not in source)
+    print(
+        f"JAR {dataset} decompositions: {len(bench.questions) - missing} questions recorded, "
+        f"{missing} without a recording (their sub-query is the question itself)\n",
+        flush=True,
+    )
+    return JoinSetup(dataset, JoinGraph.build(index, stats), lenient_replay(source))

@@ -1,0 +1,320 @@
+"""``tabret eval``: methods of :mod:`tabret.methods` on a benchmark (k= and r@ per k)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from tabret.benchmarks import BENCHMARKS
+from tabret.cli import _adaptive, _crush, _eval_join, _murre
+from tabret.cli._common import TextFormat, add_embedding_arguments, embedder_arg, memo
+from tabret.methods import (
+    METHODS,
+    GreedyJoinOptions,
+    Inputs,
+    JarExactOptions,
+    Method,
+    method_help,
+    method_names,
+)
+
+if TYPE_CHECKING:
+    from tabret.benchmarks import Benchmark
+    from tabret.eval import EvalResult, RetrieveFn
+    from tabret.index import TableIndex, _Retriever
+    from tabret.reverse import GeneratedQuestions
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    command: str
+    benchmark: str
+    methods: list[str]
+    k: list[int]
+    level: Literal["table", "column"]
+    text: TextFormat
+    embedder: str
+    embedding_cache: str | None
+    cache_embeddings: bool
+    per_k: bool
+    questions: str
+    data_dir: Path | None
+    recorded_only: bool
+    output: str | None
+    json: bool
+    quiet: bool
+    join: _eval_join.JoinEval
+    crush: _crush.CrushEval
+    murre: _murre.MurreEval
+    adaptive: _adaptive.AdaptiveEval
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "eval",
+        help="evaluate retrieval methods on a benchmark (prints k= and r@ per k)",
+        description="Builds an index over the benchmark's catalog with the embedder, runs each "
+        "method over every question and prints complete recall (k=) and recall (r@) in percent.",
+    )
+    p.add_argument(
+        "--benchmark",
+        required=True,
+        choices=sorted(BENCHMARKS),
+        help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
+        "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
+        "bird-union-crush: the BirdUnion questions with a recorded CRUSH hallucination; "
+        "spider-dev / bird-dev: JAR's dev questions over the dev DBs only (81 / 75 tables), "
+        "-multi: only questions with two or more gold tables (459 / 1,171); "
+        "demo: the bundled demo catalog",
+    )
+    p.add_argument(
+        "--method",
+        nargs="+",
+        default=["single-hop"],
+        choices=method_names(),
+        help=method_help() + ". Here the LLM's answers are recorded ones (JAR's "
+        "decompositions, CRUSH's hallucinations); crush takes k as its column budget; see the "
+        "method groups below for their options",
+    )
+    _eval_join.add_arguments(p)
+    p.add_argument(
+        "--cache-embeddings",
+        action="store_true",
+        help="embed each distinct text once per command (runs per k and per method repeat "
+        "texts); s@k then counts an embedding only in the first run that needs it",
+    )
+    p.add_argument(
+        "--per-k",
+        action="store_true",
+        help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
+    )
+    r = p.add_argument_group("reverse")
+    r.add_argument(
+        "--questions",
+        default="template",
+        metavar="template|DIR",
+        help="generated questions for --method reverse: 'template' (offline, default) or a "
+        "directory saved by GeneratedQuestions.save for this benchmark and embedder",
+    )
+    _crush.add_arguments(p)
+    add_embedding_arguments(p, "--format")
+    p.add_argument(
+        "--level",
+        default="table",
+        choices=["table", "column"],
+        help="score ranked tables against gold tables (default), or ranked columns (cosine "
+        "top-k of db.table.column texts) against gold columns; column needs single-hop",
+    )
+    p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    _adaptive.add_arguments(p)
+    p.add_argument(
+        "--embedding-cache",
+        metavar="DIR",
+        help="keep every embedding in DIR and reuse it in later runs (same embedder name)",
+    )
+    p.add_argument(
+        "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
+    )
+    p.add_argument("--output", metavar="FILE.json", help="write results with per-question ranks")
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _murre.add_arguments(p)
+    p.set_defaults(func=command)
+
+
+def command(args: argparse.Namespace) -> int:
+    return run(
+        EvalOptions(
+            command="tabret " + " ".join(args.argv),
+            benchmark=args.benchmark,
+            methods=list(args.method),
+            k=list(args.k),
+            level=args.level,
+            text=args.format,
+            embedder=args.embedder,
+            embedding_cache=args.embedding_cache,
+            cache_embeddings=args.cache_embeddings,
+            per_k=args.per_k,
+            questions=args.questions,
+            data_dir=Path(args.data_dir) if args.data_dir else None,
+            recorded_only=args.recorded_only,
+            output=args.output,
+            json=args.json,
+            quiet=args.quiet,
+            join=_eval_join.options(args),
+            crush=_crush.options(args),
+            murre=_murre.options(args),
+            adaptive=_adaptive.options(args),
+        )
+    )
+
+
+def _benchmark(o: EvalOptions) -> Benchmark:
+    from tabret.benchmarks import load_benchmark
+
+    bench = load_benchmark(o.benchmark, o.data_dir)
+    if o.recorded_only:
+        bench = _murre.recorded_only(bench, o.data_dir)
+    if o.level == "column" and not bench.column_questions:
+        raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
+    return bench
+
+
+def _embedder(o: EvalOptions) -> object:
+    embedder = embedder_arg(o.embedder)
+    if o.embedding_cache:
+        from tabret.embedding_cache import DiskCachedEmbedder
+
+        embedder = DiskCachedEmbedder(embedder, o.embedding_cache)  # type: ignore[arg-type]
+    # Runs per k, per method, MURRE hops, adaptive windows and calibration embed the same
+    # texts again.
+    if o.cache_embeddings or any(m == "adaptive" or _murre.is_murre(m) for m in o.methods):
+        embedder = memo(embedder)
+    return embedder
+
+
+def _generated(index: TableIndex, questions: str) -> GeneratedQuestions:
+    """Template questions, or questions saved by ``GeneratedQuestions.save`` (e.g. written
+    once by an LLM) for this index."""
+    from tabret.reverse import GeneratedQuestions
+
+    if questions == "template":
+        return GeneratedQuestions.build(index)
+    return GeneratedQuestions.load(questions, index)
+
+
+def _inputs(
+    method: Method[Any], o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+) -> Inputs:
+    """What ``method`` needs: --questions, or the join graph and JAR's recordings."""
+    questions = _generated(index, o.questions) if "questions" in method.needs else None
+    if join is None or "join-graph" not in method.needs:
+        return Inputs(questions=questions)
+    return Inputs(llm=join.llm, graph=join.graph, questions=questions)
+
+
+def _options(method: Method[Any], o: EvalOptions, join: _eval_join.JoinSetup | None) -> object:
+    default = method.options()
+    if isinstance(default, GreedyJoinOptions):
+        return o.join.greedy
+    if isinstance(default, JarExactOptions) and join is not None:
+        return o.join.jar_options(join.dataset)
+    return default
+
+
+def _retriever(
+    name: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+) -> _Retriever:
+    """A method without its own evaluation (not crush, adaptive or MURRE) over ``index``."""
+    method = METHODS[name]
+    return method.build(index, _inputs(method, o, index, join), _options(method, o, join))
+
+
+def _check_level(o: EvalOptions) -> None:
+    ranking = [m.name for m in METHODS.values() if m.columns]
+    if o.level == "column" and not all(METHODS[m].columns for m in o.methods):
+        raise ValueError(
+            f"--level column needs columns ranked: --method {', '.join(ranking[:-1])} or "
+            f"{ranking[-1]}"
+        )
+
+
+def _runs(
+    o: EvalOptions, index: TableIndex, bench: Benchmark, embedder: object
+) -> tuple[list[EvalResult], list[tuple[str, _Retriever]]]:
+    """CRUSH's results (it evaluates itself) and the (label, retriever) of every other method."""
+    other = None
+    if "adaptive" in o.methods:
+        other = _adaptive.calibration_bench(
+            o.adaptive, o.benchmark, embedder, o.text, o.data_dir, o.quiet
+        )
+    join = _eval_join.join_setup(o.methods, o.join, bench, index, o.data_dir)
+    results: list[EvalResult] = []
+    runs: list[tuple[str, _Retriever]] = []
+    for method in o.methods:
+        if method == "crush":
+            res = _crush.crush_eval(
+                index, bench, o.crush, k=o.k, level=o.level, data_dir=o.data_dir, quiet=o.quiet
+            )
+            res.command = o.command
+            results.append(res)
+        elif method == "adaptive":
+            runs += [_adaptive.adaptive(o.adaptive, index, r, other) for r in o.adaptive.rules]
+        elif _murre.is_murre(method):
+            murre, label = _murre.retriever(method, index, bench, o.murre, o.data_dir)
+            runs.append((label, murre))
+        else:
+            runs.append((method, _retriever(method, o, index, join)))
+    return results, runs
+
+
+def run(o: EvalOptions) -> int:
+    from tabret.eval import evaluate
+    from tabret.index import TableIndex
+    from tabret.murre import MurreRetriever
+
+    _check_level(o)
+    column_level = o.level == "column"
+    print(f"$ {o.command}\n", flush=True)
+    bench = _benchmark(o)
+    embedder = _embedder(o)
+    index = TableIndex.build(
+        bench.catalog,
+        embedder,  # type: ignore[arg-type]
+        format=o.text,
+        columns=column_level or "crush" in o.methods,
+        progress=not o.quiet,
+    )
+    results, runs = _runs(o, index, bench, embedder)
+    closure = o.join.closure
+    per_k = o.per_k or "jar-exact" in o.methods or True in closure
+    for (label, base), with_closure in [(r, c) for r in runs for c in closure]:
+        retriever = _with_closure(base, o) if with_closure else base
+        retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
+        res = evaluate(
+            retrieve,
+            bench,
+            o.k,
+            method=label + ("+closure" if with_closure else ""),
+            embedder=index.embedder_name,
+            level=o.level,
+            progress=not o.quiet,
+            per_k=per_k,
+        )
+        res.command = o.command
+        results.append(res)
+        if isinstance(base, MurreRetriever):
+            out = sys.stderr if o.json else sys.stdout
+            _murre.report_cost(base, label, len(bench.questions), out)
+    _report(o, results, bench, per_k=per_k)
+    return 0
+
+
+def _with_closure(base: _Retriever, o: EvalOptions) -> _Retriever:
+    closure = METHODS["closure"]
+    return closure.build(base.index, Inputs(first=base), o.join.closure_options)
+
+
+def _with_columns(retriever: _Retriever) -> RetrieveFn:
+    """``retrieve(questions, k)`` that also asks for the top ``k`` columns."""
+    return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
+
+
+def _report(o: EvalOptions, results: list[EvalResult], bench: Benchmark, *, per_k: bool) -> None:
+    from tabret.eval import format_cut_table, format_table
+
+    if o.json:
+        print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
+    else:
+        print(format_table(results, seconds=per_k, tables=True in o.join.closure))
+        if any(r.cut is not None for r in results):
+            print("\nAdaptive cut vs fixed top-k of the same lists at the same mean size:\n")
+            print(format_cut_table(results))
+        scored = f"{results[0].questions} scored at column level, " if o.level == "column" else ""
+        print(f"\n{bench.source}; {len(bench.questions)} questions, {scored}{bench.catalog!r}")
+    if o.output:
+        Path(o.output).write_text(json.dumps([r.to_json() for r in results], indent=1))

@@ -1,0 +1,180 @@
+"""``tabret index``: build a table index over a schema and save it, with the join graph and
+the generated questions ``tabret query --method`` needs when asked."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from tabret.cli._common import (
+    LOADERS,
+    TextFormat,
+    add_embedding_arguments,
+    add_source_arguments,
+    embedder_arg,
+)
+
+if TYPE_CHECKING:
+    from tabret._core import ColumnStats
+    from tabret.catalog import Catalog
+    from tabret.index import TableIndex
+    from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
+
+
+@dataclass(frozen=True)
+class IndexOptions:
+    format: str
+    source: str
+    out: str
+    replace: bool
+    embedder: str
+    text: TextFormat
+    kind: Literal["exact", "hnsw"]
+    columns: bool
+    quiet: bool
+    join_graph: bool
+    column_stats: bool
+    questions: bool
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "index",
+        help="build a table index over a schema and save it",
+        description="Embeds every table (and column) of the schema and saves a versioned, "
+        "checksummed index directory that `tabret query` and TableIndex.load read.",
+    )
+    add_source_arguments(p)
+    p.add_argument(
+        "out",
+        metavar="INDEX_DIR",
+        help="directory to write (replaced atomically; only an empty directory or one tabret "
+        "saved is ever replaced)",
+    )
+    p.add_argument(
+        "--replace",
+        action="store_true",
+        help="discard a join graph or generated questions saved in INDEX_DIR for another "
+        "catalog or embedder (without it, such a save is refused)",
+    )
+    add_embedding_arguments(p, "--text")
+    p.add_argument(
+        "--kind",
+        default="exact",
+        choices=["exact", "hnsw"],
+        help="exact search (default) or an HNSW graph for large catalogs",
+    )
+    p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _add_extras(p)
+    p.set_defaults(func=command)
+
+
+def _add_extras(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("saved beside the index (for `tabret query --method …`)")
+    g.add_argument(
+        "--join-graph",
+        action="store_true",
+        help="also build and save the join graph (greedy-join, jar-exact, --closure)",
+    )
+    g.add_argument(
+        "--column-stats",
+        action="store_true",
+        help="with --join-graph and a sqlite or sqlalchemy SOURCE: read each column's "
+        "uniqueness and sample values from the database for join inference",
+    )
+    g.add_argument(
+        "--questions",
+        action="store_true",
+        help="also generate one template question per table and save them (reverse)",
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    return run(
+        IndexOptions(
+            format=args.format,
+            source=args.source,
+            out=args.out,
+            replace=args.replace,
+            embedder=args.embedder,
+            text=args.text,
+            kind=args.kind,
+            columns=not args.no_columns,
+            quiet=args.quiet,
+            join_graph=args.join_graph,
+            column_stats=args.column_stats,
+            questions=args.questions,
+        )
+    )
+
+
+def run(o: IndexOptions) -> int:
+    from tabret.index import TableIndex
+
+    _check(o)
+    cat = LOADERS[o.format](o.source)
+    index = TableIndex.build(
+        cat,
+        embedder_arg(o.embedder),  # type: ignore[arg-type]
+        format=o.text,
+        columns=o.columns,
+        kind=o.kind,
+        progress=not o.quiet,
+    )
+    graph, questions = _build_extras(o, cat, index)
+    index.save(o.out, join_graph=graph, questions=questions, replace=o.replace)
+    print(f"indexed {cat!r} with {index.embedder_name} ({o.kind}) into {o.out}")
+    if graph is not None:
+        print(f"join graph: {len(graph):,} edges")
+    if questions is not None:
+        print(f"generated questions: {cat.num_tables:,} (template)")
+    return 0
+
+
+def _check(o: IndexOptions) -> None:
+    """Rejects option combinations that cannot work, before anything is built."""
+    if o.column_stats and not o.join_graph:
+        raise ValueError("--column-stats only feeds --join-graph: add --join-graph")
+    if o.column_stats and o.format not in ("sqlite", "sqlalchemy"):
+        raise ValueError(
+            f"--column-stats needs a live database (sqlite or sqlalchemy), not {o.format}"
+        )
+
+
+def _build_extras(
+    o: IndexOptions, cat: Catalog, index: TableIndex
+) -> tuple[JoinGraph | None, GeneratedQuestions | None]:
+    """The join graph and the generated questions ``tabret index`` asked for, saved with it."""
+    graph = questions = None
+    if o.join_graph:
+        from tabret.join import JoinGraph
+
+        stats = None
+        if o.column_stats:
+            stats = _live_column_stats(o, cat)
+            print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
+        graph = JoinGraph.build(index, stats)
+    if o.questions:
+        from tabret.reverse import GeneratedQuestions
+
+        questions = GeneratedQuestions.build(index)
+    return graph, questions
+
+
+def _live_column_stats(o: IndexOptions, cat: Catalog) -> ColumnStats:
+    """--column-stats: a sqlalchemy SOURCE is the user's URL; a sqlite SOURCE is exactly the
+    named file, opened read-only (never a ``sqlite:///`` URL built from the name)."""
+    from tabret.join import column_stats_from_database
+
+    if o.format == "sqlalchemy":
+        return column_stats_from_database(cat, o.source, cat.databases[0].name)
+    from tabret._sqlalchemy import sqlite_engine
+
+    engine = sqlite_engine(o.source)
+    try:
+        return column_stats_from_database(cat, engine, cat.databases[0].name)
+    finally:
+        engine.dispose()

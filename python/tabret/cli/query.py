@@ -1,0 +1,229 @@
+"""``tabret query``: every method of :mod:`tabret.methods` over a saved index, with an
+OpenAI-compatible LLM when ``--llm-url`` is given and the offline path otherwise."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.parse
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tabret.adaptive import ThresholdRule
+from tabret.cli._common import add_threshold_rule, embedder_arg
+from tabret.methods import METHODS, AdaptiveOptions, Inputs, Method, method_help, method_names
+
+if TYPE_CHECKING:
+    from tabret import _core
+    from tabret.index import TableIndex, _Retriever
+    from tabret.rewriting import LLMLike
+
+#: The adaptive cut of ``tabret query``: z = 1.25, fitted on SpiderUnion for 80% complete
+#: recall (docs/results.md); ``tabret eval`` starts from the scorer's own defaults instead.
+QUERY_RULE: ThresholdRule = "zscore"
+QUERY_THRESHOLD = 1.25
+
+
+@dataclass(frozen=True)
+class QueryOptions:
+    index: str
+    questions: list[str]
+    file: str | None
+    k: int
+    method: str
+    closure: bool
+    llm_url: str | None
+    llm_model: str
+    adaptive: AdaptiveOptions
+    embedder: str | None
+    json: bool
+
+
+@dataclass(frozen=True)
+class SavedParts:
+    """What ``tabret query`` read from the index directory besides the index (one read)."""
+
+    path: str
+    graph: _core.JoinGraph | None
+    questions: _core.QuestionIndex | None
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser(
+        "query",
+        help="retrieve tables for questions from a saved index",
+        description="Loads an index saved by `tabret index` and prints the top tables for each "
+        "question, best first, with their scores.",
+    )
+    p.add_argument("index", metavar="INDEX_DIR", help="a directory written by `tabret index`")
+    p.add_argument("question", nargs="*", help="questions (or use --file)")
+    p.add_argument("--file", metavar="FILE", help="more questions, one per line ('-': stdin)")
+    p.add_argument(
+        "--k",
+        type=int,
+        default=5,
+        help="tables per question (default: 5; adaptive prints its own cut instead)",
+    )
+    _add_method_arguments(p)
+    p.add_argument(
+        "--embedder",
+        help="the embedder the index was built with (default: the name saved in the index)",
+    )
+    p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.set_defaults(func=command)
+
+
+def _add_method_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--method",
+        default="single-hop",
+        choices=method_names(),
+        help=method_help() + " (default: single-hop). The join graph and the generated "
+        "questions come from `tabret index --join-graph --questions`, the LLM from --llm-url",
+    )
+    p.add_argument(
+        "--closure",
+        action="store_true",
+        help="add the bridge tables on foreign-key paths between the tables found (needs the "
+        "join graph)",
+    )
+    g = p.add_argument_group("LLM (crush; optional for murre, greedy-join, jar-exact)")
+    g.add_argument("--llm-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
+    g.add_argument("--llm-model", default="gpt-4o-mini", help="model name (default: gpt-4o-mini)")
+    g = p.add_argument_group("adaptive")
+    add_threshold_rule(
+        g,
+        QUERY_RULE,
+        several=False,
+        help="how the cut threshold follows the question's cosines (default: zscore)",
+    )
+    g.add_argument(
+        "--threshold",
+        type=float,
+        default=QUERY_THRESHOLD,
+        help="the rule's value (default: z = 1.25, fitted on SpiderUnion for 80%% complete "
+        "recall; see docs/results.md)",
+    )
+
+
+def command(args: argparse.Namespace) -> int:
+    return run(
+        QueryOptions(
+            index=args.index,
+            questions=list(args.question),
+            file=args.file,
+            k=args.k,
+            method=args.method,
+            closure=args.closure,
+            llm_url=args.llm_url,
+            llm_model=args.llm_model,
+            adaptive=AdaptiveOptions(rule=args.threshold_rule, value=args.threshold),
+            embedder=args.embedder,
+            json=args.json,
+        )
+    )
+
+
+def _questions(o: QueryOptions) -> list[str]:
+    questions = list(o.questions)
+    if o.file:
+        text = sys.stdin.read() if o.file == "-" else Path(o.file).read_text("utf-8")
+        questions += [line.strip() for line in text.splitlines() if line.strip()]
+    if not questions:
+        raise ValueError("no question given (pass questions as arguments or --file)")
+    return questions
+
+
+def run(o: QueryOptions) -> int:
+    from tabret._core import load_index
+    from tabret.index import TableIndex
+
+    questions = _questions(o)
+    core, graph, generated = load_index(o.index)  # one consistent read of the directory
+    embedder = embedder_arg(o.embedder or _embedder_name(core.embedder_name))
+    index = TableIndex(core, embedder)  # type: ignore[arg-type]
+    saved = SavedParts(o.index, graph, generated)
+    results = make_retriever(o, index, saved).retrieve(questions, o.k)
+    if o.json:
+        print(json.dumps([asdict(r) for r in results], indent=2))
+        return 0
+    for res in results:
+        print(res.question)
+        bridges = {s.table for s in res.trace if s.step == "bridge"}
+        for rank, t in enumerate(res.selected, 1):
+            print(
+                f"  {rank:>3}. {t.score:7.3f}  {t.name}{'  (bridge)' if t.name in bridges else ''}"
+            )
+    return 0
+
+
+def _embedder_name(saved: str) -> str:
+    """The CLI name of the embedder an index was saved with."""
+    from tabret.embedders import HashingEmbedder
+
+    if saved == HashingEmbedder().name:
+        return "hashing"
+    if saved.startswith("hashing("):
+        raise ValueError(
+            f"the index was built with a non-default hashing embedder ({saved}); "
+            "load it from Python with the same HashingEmbedder parameters"
+        )
+    return saved
+
+
+def _llm(o: QueryOptions) -> LLMLike | None:
+    if not o.llm_url:
+        return None
+    from tabret.llms import OpenAICompatibleLLM
+
+    # Credentials in the URL (http://user:KEY@host/v1) are the ones meant: no key from the
+    # environment then (the client refuses both at once).
+    in_url = "@" in urllib.parse.urlsplit(o.llm_url).netloc
+    key = os.environ.get("TABRET_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
+    return OpenAICompatibleLLM(o.llm_url, o.llm_model, None if in_url else key)
+
+
+def make_retriever(o: QueryOptions, index: TableIndex, saved: SavedParts) -> _Retriever:
+    """The retriever ``--method`` names over a loaded index (``--closure`` wraps it)."""
+    method = METHODS[o.method]
+    inputs = _inputs(method, index, saved, _llm(o))
+    base = method.build(index, inputs, _options(method, o))
+    if not o.closure:
+        return base
+    closure = METHODS["closure"]
+    return closure.build(index, Inputs(first=base), closure.options())
+
+
+def _options(method: Method[Any], o: QueryOptions) -> object:
+    return o.adaptive if isinstance(method.options(), AdaptiveOptions) else method.options()
+
+
+def _inputs(
+    method: Method[Any], index: TableIndex, saved: SavedParts, llm: LLMLike | None
+) -> Inputs:
+    """What ``method`` needs, from the index directory and --llm-url; a clear error (or an
+    offline note) where something is missing."""
+    from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
+
+    graph = questions = None
+    if "join-graph" in method.needs:
+        if saved.graph is None:
+            raise ValueError(
+                f"{saved.path} has no join graph: build it with `tabret index --join-graph`"
+            )
+        graph = JoinGraph(saved.graph, index)
+    if "questions" in method.needs:
+        if saved.questions is None:
+            raise ValueError(
+                f"{saved.path} has no generated questions: build it with `tabret index --questions`"
+            )
+        questions = GeneratedQuestions(saved.questions, index)
+    if "llm" in method.needs and llm is None:
+        raise ValueError(f"{method.name} hallucinates a schema with an LLM: give --llm-url")
+    if llm is None and method.offline:
+        print(f"note: {method.name} without --llm-url: {method.offline}", file=sys.stderr)
+    return Inputs(llm=llm, graph=graph, questions=questions)

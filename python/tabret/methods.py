@@ -1,0 +1,486 @@
+"""Every retrieval method by name: ``METHODS["greedy-join"]`` says what the method is, what it
+needs besides the index, its options (a dataclass whose defaults are the constructor's) and how
+to build it.
+
+>>> from tabret.methods import METHODS, Inputs
+>>> method = METHODS["greedy-join"]
+>>> retriever = method.build(index, Inputs(graph=graph, llm=llm), method.options())
+
+The command line (``tabret eval --method``, ``tabret query --method``) and the method table of
+docs/choosing-a-method.md are read from this registry. Each method has a stage ``kind`` so that
+a pipeline spelling such as ``"reverse > greedy-join > closure"`` can look its stages up by
+name (:func:`stage`): a ``first`` stage ranks the index itself, a ``select`` stage chooses
+among the candidates of a first stage, a ``post`` stage adds to or reorders the result of the
+stage before it. :meth:`Method.after` builds a stage over the one before it (``Inputs.first``)
+and refuses a stage that cannot take one (``takes_first``: greedy-join and jar-exact re-rank
+their own dense candidates today)::
+
+    first = stage("reverse", "first")
+    retriever = first.build(index, inputs, first.options())
+    for name, kind in (("adaptive", "select"), ("closure", "post")):
+        method = stage(name, kind)
+        retriever = method.after(retriever, index, inputs, method.options())
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Generic, Literal, TypeVar, cast
+
+from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, ThresholdRule
+from tabret.crush import CrushCandidates, CrushObjective, CrushRetriever, ProbeContext
+from tabret.index import DenseRetriever, LexicalRetriever, TableIndex, _Retriever
+from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
+from tabret.llms import CallableLLM
+from tabret.murre import MurreRetriever
+from tabret.reverse import GeneratedQuestions, ReverseRetriever
+from tabret.rewriting import (
+    LexicalRemovalRewriter,
+    LLMLike,
+    MurreRewriter,
+    QueryRewriter,
+    RemovalOutput,
+)
+
+__all__ = [
+    "METHODS",
+    "AdaptiveOptions",
+    "ClosureOptions",
+    "CrushOptions",
+    "GreedyJoinOptions",
+    "Inputs",
+    "JarExactOptions",
+    "Method",
+    "MurreOptions",
+    "Need",
+    "NoOptions",
+    "ReverseOptions",
+    "StageKind",
+    "method_help",
+    "method_names",
+    "method_table",
+    "stage",
+]
+
+#: Where a method sits in a pipeline (see the module docstring).
+StageKind = Literal["first", "select", "post"]
+#: What a method may need besides the index.
+Need = Literal["llm", "join-graph", "questions", "decomposition"]
+#: Builds the rewriter a method uses; ``output`` is what a removal rewriter writes (MURRE),
+#: others ignore it.
+RewriterFactory = Callable[[RemovalOutput], QueryRewriter]
+
+
+def _default(fn: Callable[..., object], name: str) -> Any:
+    """The default of parameter ``name`` of ``fn`` (never re-typed here); for an extension
+    class, read from the signature pybind11 writes first in ``__init__.__doc__``."""
+    try:
+        return inspect.signature(fn).parameters[name].default
+    except ValueError:  # no Python signature: a compiled class
+        pass
+    doc = (getattr(fn, "__init__", fn).__doc__ or "").strip().splitlines()[0]
+    params = doc[doc.index("(") + 1 : doc.rindex(")")]
+    args = cast(ast.FunctionDef, ast.parse(f"def f({params}): pass").body[0]).args
+    named = dict(zip([a.arg for a in args.args][-len(args.defaults) :], args.defaults, strict=True))
+    return ast.literal_eval(named[name])
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the caller has besides the index. ``llm`` answers the method's prompts (a live
+    model or recorded answers); ``rewriter``, when given, replaces the rewriter a method would
+    build from ``llm`` (CRUSH's probes, MURRE's removal); ``first`` is the stage before a
+    ``select`` or ``post`` stage."""
+
+    llm: LLMLike | None = None
+    graph: JoinGraph | None = None
+    questions: GeneratedQuestions | None = None
+    rewriter: RewriterFactory | None = None
+    first: _Retriever | None = None
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """A method without options."""
+
+
+@dataclass(frozen=True)
+class ReverseOptions:
+    candidates: int = field(default=_default(ReverseRetriever, "candidates"))
+
+
+@dataclass(frozen=True)
+class CrushOptions:
+    probe: ProbeContext = field(default=_default(CrushRetriever, "probe"))
+    candidates: CrushCandidates = field(default=_default(CrushRetriever, "candidates"))
+    candidate_depth: int = field(default=_default(CrushRetriever, "candidate_depth"))
+    objective: CrushObjective = field(default=_default(CrushRetriever, "objective"))
+    entropy: bool = field(default=_default(CrushRetriever, "entropy"))
+    connectivity: bool = field(default=_default(CrushRetriever, "connectivity"))
+
+
+@dataclass(frozen=True)
+class GreedyJoinOptions:
+    candidates: int = field(default=_default(GreedyJoinRetriever, "candidates"))
+    weights: Literal["paper", "reference"] | Sequence[float] = field(
+        default=_default(GreedyJoinRetriever, "weights")
+    )
+
+
+@dataclass(frozen=True)
+class JarExactOptions:
+    candidates: int = field(default=_default(JarExactRetriever, "candidates"))
+    weights: Literal["spider", "bird"] | Sequence[float] = field(
+        default=_default(JarExactRetriever, "weights")
+    )
+    connectivity: Literal["soft", "strict"] = field(
+        default=_default(JarExactRetriever, "connectivity")
+    )
+
+
+@dataclass(frozen=True)
+class AdaptiveOptions:
+    rule: ThresholdRule = field(default=_default(SimilarityScorer, "rule"))
+    value: float = field(default=_default(SimilarityScorer, "value"))
+    depth: int = field(default=_default(SimilarityScorer, "depth"))
+    candidates: int = field(default=_default(AdaptiveRetriever, "candidates"))
+    window: int = field(default=_default(AdaptiveRetriever, "window"))
+    retain: int = field(default=_default(AdaptiveRetriever, "retain"))
+
+    def scorer(self) -> SimilarityScorer:
+        return SimilarityScorer(self.rule, self.value, self.depth)
+
+
+@dataclass(frozen=True)
+class MurreOptions:
+    beam: int = field(default=_default(MurreRetriever, "beam"))
+    hops: int = field(default=_default(MurreRetriever, "hops"))
+    per_beam: int = field(default=_default(MurreRetriever, "per_beam"))
+    removal: bool = field(default=_default(MurreRetriever, "removal"))
+    early_stop: bool = field(default=_default(MurreRetriever, "early_stop"))
+    output: RemovalOutput = field(default=_default(LexicalRemovalRewriter, "output"))
+    #: The reference code's options (:meth:`MurreRetriever.reference`; ``per_beam`` unused).
+    reference: bool = False
+
+
+@dataclass(frozen=True)
+class ClosureOptions:
+    budget: int = field(default=_default(JoinClosure, "budget"))
+    max_between: int = field(default=_default(JoinClosure, "max_between"))
+    mode: Literal["append", "within_k"] = field(default=_default(JoinClosure, "mode"))
+
+
+OptionsT = TypeVar("OptionsT")
+
+
+@dataclass(frozen=True)
+class Method(Generic[OptionsT]):
+    """One retrieval method: ``build(index, inputs, options)`` returns its retriever."""
+
+    name: str
+    description: str
+    kind: StageKind
+    options: Callable[[], OptionsT]
+    build: Callable[[TableIndex, Inputs, OptionsT], _Retriever]
+    #: What it cannot run without.
+    needs: frozenset[Need] = frozenset()
+    #: What it uses when given (an LLM, decompositions) ...
+    uses: frozenset[Need] = frozenset()
+    #: ... and what it does instead without it.
+    offline: str | None = None
+    #: In the method lists of the command line (``post`` stages are flags there).
+    cli: bool = field(default=True)
+    #: The name in results tables (``tabret eval``), when not the method's name.
+    label: str = ""
+    #: Ranks columns too (``tabret eval --level column``).
+    columns: bool = False
+    #: Builds over the stage before it (``Inputs.first``), so it can follow any first stage.
+    takes_first: bool = False
+
+    @property
+    def display(self) -> str:
+        return self.label or self.name
+
+    def after(
+        self, previous: _Retriever, index: TableIndex, inputs: Inputs, options: OptionsT
+    ) -> _Retriever:
+        """This stage over ``previous`` (a pipeline's next stage)."""
+        if not self.takes_first:
+            raise ValueError(f"{self.name} cannot follow another stage (it ranks the index)")
+        return self.build(index, replace(inputs, first=previous), options)
+
+
+def _missing(name: str, what: str) -> ValueError:
+    return ValueError(f"{name} needs {what}")
+
+
+def _graph(inputs: Inputs, name: str) -> JoinGraph:
+    if inputs.graph is None:
+        raise _missing(name, "a join graph")
+    return inputs.graph
+
+
+def _first(index: TableIndex, inputs: Inputs) -> _Retriever:
+    return inputs.first if inputs.first is not None else DenseRetriever(index)
+
+
+def _no_decomposition(prompts: list[str]) -> list[str]:
+    return [""] * len(prompts)
+
+
+def _decomposer(inputs: Inputs) -> LLMLike:
+    """The LLM that decomposes questions; without one each question is its own sub-query."""
+    if inputs.llm is not None:
+        return inputs.llm
+    return CallableLLM(_no_decomposition, "no LLM")
+
+
+def _single_hop(index: TableIndex, inputs: Inputs, options: NoOptions) -> _Retriever:
+    return DenseRetriever(index)
+
+
+def _hybrid(index: TableIndex, inputs: Inputs, options: NoOptions) -> _Retriever:
+    return DenseRetriever(index, hybrid=True)
+
+
+def _bm25(index: TableIndex, inputs: Inputs, options: NoOptions) -> _Retriever:
+    return LexicalRetriever(index)
+
+
+def _reverse(index: TableIndex, inputs: Inputs, options: ReverseOptions) -> _Retriever:
+    if inputs.questions is None:
+        raise _missing("reverse", "generated questions")
+    return ReverseRetriever(index, inputs.questions, candidates=options.candidates)
+
+
+def _crush(index: TableIndex, inputs: Inputs, options: CrushOptions) -> _Retriever:
+    rewriter = None if inputs.rewriter is None else inputs.rewriter("tabulated")
+    if rewriter is None and inputs.llm is None:
+        raise _missing("crush", "an LLM (it hallucinates a schema)")
+    return CrushRetriever(
+        index,
+        rewriter,
+        llm=None if rewriter is not None else inputs.llm,
+        probe=options.probe,
+        candidates=options.candidates,
+        candidate_depth=options.candidate_depth,
+        objective=options.objective,
+        entropy=options.entropy,
+        connectivity=options.connectivity,
+    )
+
+
+def _greedy_join(index: TableIndex, inputs: Inputs, options: GreedyJoinOptions) -> _Retriever:
+    graph = _graph(inputs, "greedy-join")
+    return GreedyJoinRetriever(
+        index, graph, _decomposer(inputs), candidates=options.candidates, weights=options.weights
+    )
+
+
+def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> _Retriever:
+    graph = _graph(inputs, "jar-exact")
+    return JarExactRetriever(
+        index,
+        graph,
+        _decomposer(inputs),
+        candidates=options.candidates,
+        weights=options.weights,
+        connectivity=options.connectivity,
+    )
+
+
+def _adaptive(index: TableIndex, inputs: Inputs, options: AdaptiveOptions) -> _Retriever:
+    return AdaptiveRetriever(
+        _first(index, inputs),
+        options.scorer(),
+        candidates=options.candidates,
+        window=options.window,
+        retain=options.retain,
+    )
+
+
+def _murre_rewriter(index: TableIndex, inputs: Inputs, output: RemovalOutput) -> QueryRewriter:
+    if inputs.rewriter is not None:
+        return inputs.rewriter(output)
+    if inputs.llm is None:
+        return LexicalRemovalRewriter(index.catalog, output)
+    if output != "tabulated":
+        raise ValueError("an LLM rewriter writes tabulated queries only (no murre-no-tabulation)")
+    return MurreRewriter(index.catalog, inputs.llm)
+
+
+def _murre(index: TableIndex, inputs: Inputs, options: MurreOptions) -> _Retriever:
+    rewriter = _murre_rewriter(index, inputs, options.output)
+    if options.reference:
+        return MurreRetriever.reference(index, rewriter, beam=options.beam, hops=options.hops)
+    return MurreRetriever(
+        index,
+        rewriter,
+        beam=options.beam,
+        hops=options.hops,
+        per_beam=options.per_beam,
+        removal=options.removal,
+        early_stop=options.early_stop,
+    )
+
+
+def _closure(index: TableIndex, inputs: Inputs, options: ClosureOptions) -> _Retriever:
+    if inputs.first is None:
+        raise _missing("closure", "a retriever to add bridge tables to")
+    return JoinClosure(
+        inputs.first, budget=options.budget, max_between=options.max_between, mode=options.mode
+    )
+
+
+def _murre_variant(
+    name: str, label: str, description: str, options: Callable[[], MurreOptions]
+) -> Method[Any]:
+    return Method(
+        name,
+        description,
+        "first",
+        options,
+        _murre,
+        uses=frozenset({"llm"}),
+        offline="offline lexical removal rewrites each hop's question",
+        label=label,
+    )
+
+
+_JOIN_OFFLINE = "each question is its own only sub-query"
+
+_ALL: list[Method[Any]] = [
+    Method("single-hop", "dense cosine", "first", NoOptions, _single_hop, columns=True),
+    Method("hybrid", "dense fused with BM25 (RRF)", "first", NoOptions, _hybrid),
+    Method("bm25", "lexical only", "first", NoOptions, _bm25),
+    Method(
+        "reverse",
+        "Reverse Engineering: schema and generated-question similarity, dynamic alpha",
+        "first",
+        ReverseOptions,
+        _reverse,
+        needs=frozenset({"questions"}),
+    ),
+    Method(
+        "crush",
+        "CRUSH4SQL: collective selection of columns near an LLM-hallucinated schema",
+        "first",
+        CrushOptions,
+        _crush,
+        needs=frozenset({"llm"}),
+        columns=True,
+    ),
+    Method(
+        "adaptive",
+        "ATR: sliding-window re-ranking of first-stage candidates with the similarity scorer, "
+        "cut at its threshold (an adaptive number of tables)",
+        "select",
+        AdaptiveOptions,
+        _adaptive,
+        takes_first=True,
+    ),
+    Method(
+        "greedy-join",
+        "greedy join-aware re-ranking of the dense top candidates with per-question decompositions",
+        "select",
+        GreedyJoinOptions,
+        _greedy_join,
+        needs=frozenset({"join-graph"}),
+        uses=frozenset({"decomposition"}),
+        offline=_JOIN_OFFLINE,
+        columns=True,
+    ),
+    Method(
+        "jar-exact",
+        "the JAR objective solved exactly over the dense top candidates (one run per k)",
+        "select",
+        JarExactOptions,
+        _jar_exact,
+        needs=frozenset({"join-graph"}),
+        uses=frozenset({"decomposition"}),
+        offline=_JOIN_OFFLINE,
+        columns=True,
+    ),
+    _murre_variant(
+        "murre", "MURRE", "MURRE multi-hop beam search with removal rewrites", MurreOptions
+    ),
+    _murre_variant(
+        "murre-no-removal",
+        "MURRE w/o removal",
+        "MURRE ablation: the next query is the question and the path",
+        lambda: MurreOptions(removal=False),
+    ),
+    _murre_variant(
+        "murre-no-tabulation",
+        "MURRE w/o tabulation",
+        "MURRE ablation: rewrites as plain words (offline removal only)",
+        lambda: MurreOptions(output="terms"),
+    ),
+    _murre_variant(
+        "murre-no-early-stop",
+        "MURRE w/o early stop",
+        "MURRE ablation: every beam runs all hops",
+        lambda: MurreOptions(early_stop=False),
+    ),
+    _murre_variant(
+        "murre-reference",
+        "MURRE (reference-code options)",
+        "MURRE with the reference code's options",
+        lambda: MurreOptions(reference=True),
+    ),
+    Method(
+        "closure",
+        "bridge tables on shortest foreign-key paths between the tables found",
+        "post",
+        ClosureOptions,
+        _closure,
+        cli=False,
+        takes_first=True,
+    ),
+]
+
+#: Every method by name, in the order the command line and the docs list them.
+METHODS: dict[str, Method[Any]] = {m.name: m for m in _ALL}
+
+
+def method_names() -> list[str]:
+    """The names ``tabret eval --method`` and ``tabret query --method`` accept."""
+    return [m.name for m in METHODS.values() if m.cli]
+
+
+def _help(m: Method[Any]) -> str:
+    wants = [f"{what}: {_names(n)}" for what, n in (("needs", m.needs), ("uses", m.uses)) if n]
+    return f"{m.name}: {m.description}" + (f" [{'; '.join(wants)}]" if wants else "")
+
+
+def method_help() -> str:
+    """``--method`` help: each name with its description and what it needs or uses."""
+    return "; ".join(_help(m) for m in METHODS.values() if m.cli)
+
+
+def stage(name: str, kind: StageKind | None = None) -> Method[Any]:
+    """The method called ``name`` (a pipeline stage), checked to be of ``kind`` when given."""
+    try:
+        method = METHODS[name]
+    except KeyError:
+        raise ValueError(f"unknown method '{name}' (one of: {', '.join(METHODS)})") from None
+    if kind is not None and method.kind != kind:
+        raise ValueError(f"'{name}' is a {method.kind} stage, not a {kind} stage")
+    return method
+
+
+def _names(needs: frozenset[Need]) -> str:
+    return ", ".join(sorted(needs)) or "-"
+
+
+def method_table() -> str:
+    """The Markdown table of docs/choosing-a-method.md (tests check the two agree)."""
+    rows = ["| method | stage | needs | uses when given | what it does |", "|---|---|---|---|---|"]
+    rows += [
+        f"| `{m.name}` | {m.kind} | {_names(m.needs)} | {_names(m.uses)} | {m.description} |"
+        for m in METHODS.values()
+    ]
+    return "\n".join(rows) + "\n"
