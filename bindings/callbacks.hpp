@@ -7,6 +7,7 @@
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/interrupt.hpp>
+#include <tabret/retrieval/any_retriever.hpp>
 #include <tabret/rewriting/llm.hpp>
 
 #include <chrono>
@@ -147,6 +148,32 @@ inline llm_fn python_llm_fn(pybind11::object fn, std::string name) {
         for (std::size_t i = 0; i < prompts.size(); ++i) batch[i] = lenient_str(prompts[i]);
         return to_completions((*held)(batch), prompts.size(), name);
     };
+}
+
+/// A Python callable `(questions, k, k_columns) -> list[Retrieval]` as a C++ Retriever (a first
+/// stage written in Python, or a native retriever reached through Python). TypeError for an
+/// answer that is not a list of Retrieval; tabret::error for the wrong count.
+inline any_retriever python_retriever(pybind11::object fn) {
+    namespace py = pybind11;
+    auto held = keep(std::move(fn));
+    return any_retriever([held](std::span<const std::string> questions, const retrieve_options& o) {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        py::list batch(questions.size());
+        for (std::size_t i = 0; i < questions.size(); ++i) batch[i] = lenient_str(questions[i]);
+        const py::object answer = (*held)(batch, o.k, o.k_columns);
+        std::vector<retrieval> out;
+        try {
+            out = answer.cast<std::vector<retrieval>>();
+        } catch (const py::cast_error&) {
+            throw py::type_error("a first stage must return a list of Retrieval, got " +
+                                 py::type::of(answer).attr("__name__").cast<std::string>());
+        }
+        if (out.size() != questions.size())
+            throw error("the first stage returned " + std::to_string(out.size()) + " results for " +
+                        std::to_string(questions.size()) + " questions");
+        return out;
+    });
 }
 
 }  // namespace tabret::bindings

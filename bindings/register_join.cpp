@@ -3,6 +3,8 @@
 #include <tabret/join/bridges.hpp>
 #include <tabret/join/column_stats.hpp>
 #include <tabret/join/join_graph.hpp>
+#include <tabret/retrieval/database_router.hpp>
+#include <tabret/retrieval/first_stage.hpp>
 #include <tabret/retrieval/greedy_join_retriever.hpp>
 #include <tabret/retrieval/jar_exact.hpp>
 #include <tabret/retrieval/join_closure.hpp>
@@ -62,25 +64,39 @@ closure_mode to_mode(const std::string& s) {
         "mode", s, {{"append", closure_mode::append}, {"within_k", closure_mode::within_k}});
 }
 
+/// The first stage of a join retriever: dense for None, else a Python retriever callable.
+any_first_stage to_first_stage(const py::object& first) {
+    if (first.is_none()) return {};
+    return retriever_first_stage<any_retriever>(python_retriever(first));
+}
+
 /// Owns what a join retriever refers to, so Python can hold it alone.
-template <template <class, class> class Retriever, class Options>
+template <template <class, class, class> class Retriever, class Options>
 struct py_join_retriever {
     py_join_retriever(std::shared_ptr<const table_index> i, std::shared_ptr<const join_graph> g,
-                      callback_embedder e, any_rewriter r, Options o)
+                      callback_embedder e, any_rewriter r, Options o, any_first_stage first)
         : index(std::move(i)),
           graph(std::move(g)),
           embedder(std::move(e)),
           rewriter(std::move(r)),
-          retriever(*index, *graph, embedder, rewriter, o) {}
+          retriever(*index, *graph, embedder, rewriter, o, std::move(first)) {}
     std::shared_ptr<const table_index> index;
     std::shared_ptr<const join_graph> graph;
     callback_embedder embedder;
     any_rewriter rewriter;
-    Retriever<callback_embedder, any_rewriter> retriever;
+    Retriever<callback_embedder, any_rewriter, any_first_stage> retriever;
 };
 
 using py_greedy = py_join_retriever<greedy_join_retriever, greedy_join_options>;
 using py_exact = py_join_retriever<jar_exact_retriever, jar_exact_options>;
+
+/// Database routing over a Python first stage, with the index whose catalog it reads.
+struct py_router {
+    py_router(std::shared_ptr<const table_index> i, any_retriever first, routing_options o)
+        : index(std::move(i)), retriever(index->catalog(), std::move(first), o) {}
+    std::shared_ptr<const table_index> index;
+    database_router<any_retriever> retriever;
+};
 
 /// The closure post-step with its catalog and FK graph.
 struct py_closure {
@@ -210,38 +226,57 @@ void register_saved(py::module_& m) {
 
 void register_selectors(py::module_& m) {
     py::class_<py_greedy, std::shared_ptr<py_greedy>> greedy(m, "GreedyJoinRetriever");
-    greedy.def(py::init([](std::shared_ptr<const table_index> index,
-                           std::shared_ptr<const join_graph> graph, const py::object& embed,
-                           const std::string& name, const py::object& rewriter,
-                           std::size_t candidates, float coarse, float coverage, float join) {
-                   return std::make_shared<py_greedy>(
-                       std::move(index), std::move(graph), to_embedder(embed, name),
-                       to_rewriter(rewriter),
-                       greedy_join_options{candidates, {coarse, coverage, join}});
-               }),
-               py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-               py::arg("rewriter"), py::arg("candidates") = 20, py::arg("coarse") = 4.0f,
-               py::arg("coverage") = 2.0f, py::arg("join") = 1.0f);
-    def_retrieve(greedy);
-
-    py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
-    exact.def(
+    greedy.def(
         py::init([](std::shared_ptr<const table_index> index,
                     std::shared_ptr<const join_graph> graph, const py::object& embed,
                     const std::string& name, const py::object& rewriter, std::size_t candidates,
-                    const std::vector<float>& w, const std::string& connected) {
-            if (w.size() != 5)
-                throw py::value_error("weights must be five numbers [w1..w5], got " +
-                                      std::to_string(w.size()));
-            return std::make_shared<py_exact>(
+                    float coarse, float coverage, float join, const py::object& first) {
+            return std::make_shared<py_greedy>(
                 std::move(index), std::move(graph), to_embedder(embed, name), to_rewriter(rewriter),
-                jar_exact_options{
-                    candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)});
+                greedy_join_options{candidates, {coarse, coverage, join}}, to_first_stage(first));
         }),
         py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-        py::arg("rewriter"), py::arg("candidates") = 20,
-        py::arg("weights") = std::vector<float>{2, 8, 1, 10, 1}, py::arg("connectivity") = "soft");
+        py::arg("rewriter"), py::arg("candidates") = 20, py::arg("coarse") = 4.0f,
+        py::arg("coverage") = 2.0f, py::arg("join") = 1.0f, py::arg("first") = py::none());
+    def_retrieve(greedy);
+
+    py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
+    exact.def(py::init([](std::shared_ptr<const table_index> index,
+                          std::shared_ptr<const join_graph> graph, const py::object& embed,
+                          const std::string& name, const py::object& rewriter,
+                          std::size_t candidates, const std::vector<float>& w,
+                          const std::string& connected, const py::object& first) {
+                  if (w.size() != 5)
+                      throw py::value_error("weights must be five numbers [w1..w5], got " +
+                                            std::to_string(w.size()));
+                  return std::make_shared<py_exact>(
+                      std::move(index), std::move(graph), to_embedder(embed, name),
+                      to_rewriter(rewriter),
+                      jar_exact_options{
+                          candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)},
+                      to_first_stage(first));
+              }),
+              py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
+              py::arg("rewriter"), py::arg("candidates") = 20,
+              py::arg("weights") = std::vector<float>{2, 8, 1, 10, 1},
+              py::arg("connectivity") = "soft", py::arg("first") = py::none());
     def_retrieve(exact);
+
+    py::class_<routing_options>(m, "RoutingOptions", "Database routing's options (defaults).")
+        .def(py::init<>())
+        .def_readwrite("databases", &routing_options::databases)
+        .def_readwrite("depth", &routing_options::depth)
+        .def_readwrite("column_depth", &routing_options::column_depth)
+        .def_readwrite("rank_constant", &routing_options::rank_constant)
+        .def_readwrite("per_database", &routing_options::per_database);
+    py::class_<py_router, std::shared_ptr<py_router>> router(m, "DatabaseRouter");
+    router.def(py::init([](std::shared_ptr<const table_index> index, const py::object& first,
+                           const routing_options& options) {
+                   return std::make_shared<py_router>(std::move(index), python_retriever(first),
+                                                      options);
+               }),
+               py::arg("index"), py::arg("first"), py::arg("options") = routing_options{});
+    def_retrieve(router);
 
     py::class_<py_closure, std::shared_ptr<py_closure>>(m, "JoinClosure")
         .def(py::init([](std::shared_ptr<const table_index> index, std::size_t budget,

@@ -55,7 +55,14 @@ void register_retrieval(py::module_& m) {
         .def_readonly("tables", &retrieval::tables)
         .def_readonly("columns", &retrieval::columns)
         .def_readonly("cut", &retrieval::cut)
-        .def_readonly("trace", &retrieval::trace);
+        .def_readonly("trace", &retrieval::trace)
+        .def(
+            "with_columns",
+            [](retrieval r, std::vector<scored_column> columns) {
+                r.columns = std::move(columns);
+                return r;
+            },
+            py::arg("columns"), "A copy with these columns (a stage merging two lists).");
 
     py::class_<py_dense_retriever, std::shared_ptr<py_dense_retriever>>(m, "DenseRetriever")
         .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,

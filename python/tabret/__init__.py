@@ -27,7 +27,7 @@ from tabret.embedders import (
     OpenAICompatibleEmbedder,
     SentenceTransformerEmbedder,
 )
-from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
+from tabret.index import DenseRetriever, LexicalRetriever, Retriever, TableIndex
 from tabret.join import (
     ColumnStats,
     GreedyJoinRetriever,
@@ -37,6 +37,7 @@ from tabret.join import (
     jar_column_stats,
 )
 from tabret.murre import MurreRetriever
+from tabret.pipeline import DatabaseRouter, Pipeline
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
@@ -49,6 +50,7 @@ __all__ = [
     "ColumnStats",
     "CrushRetriever",
     "Database",
+    "DatabaseRouter",
     "DenseRetriever",
     "EmbeddingError",
     "Error",
@@ -67,8 +69,10 @@ __all__ = [
     "MurreRetriever",
     "OpenAICompatibleEmbedder",
     "ParseError",
+    "Pipeline",
     "Question",
     "Retrieval",
+    "Retriever",
     "ReverseRetriever",
     "SchemaError",
     "ScoredColumn",

@@ -209,6 +209,10 @@ class Retrieval:
     def cut(self) -> int | None: ...
     @property
     def trace(self) -> list[TraceEntry]: ...
+    def with_columns(self, columns: list[ScoredColumn]) -> Retrieval: ...
+
+#: A first stage called from a native stage: (questions, k, k_columns) -> results.
+FirstStageFn = Callable[[list[str], int, int], list[Retrieval]]
 
 class DenseRetriever:
     def __init__(
@@ -613,6 +617,7 @@ class GreedyJoinRetriever:
         coarse: float = 4.0,
         coverage: float = 2.0,
         join: float = 1.0,
+        first: FirstStageFn | None = None,
     ) -> None: ...
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
@@ -629,6 +634,23 @@ class JarExactRetriever:
         candidates: int = 20,
         weights: list[float] = ...,
         connectivity: Literal["soft", "strict"] = "soft",
+        first: FirstStageFn | None = None,
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+
+class RoutingOptions:
+    def __init__(self) -> None: ...
+    databases: int
+    depth: int
+    column_depth: int
+    rank_constant: float
+    per_database: int
+
+class DatabaseRouter:
+    def __init__(
+        self, index: TableIndex, first: FirstStageFn, options: RoutingOptions = ...
     ) -> None: ...
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0

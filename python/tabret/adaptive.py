@@ -101,6 +101,7 @@ class AdaptiveRetriever(_Retriever):
     ) -> None:
         self.first_stage = first_stage
         self.index = first_stage.index
+        self.ranks_columns = first_stage.ranks_columns
         self.scorer: SimilarityScorer | CallableScorer = (
             SimilarityScorer()
             if scorer is None

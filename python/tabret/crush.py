@@ -55,6 +55,8 @@ class CrushRetriever(_NativeRetriever):
     ``connectivity=False`` (λ = 0).
     """
 
+    ranks_columns = True
+
     def __init__(
         self,
         index: TableIndex,

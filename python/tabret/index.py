@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
 from tabret import _core
 from tabret.catalog import Catalog
@@ -154,10 +154,33 @@ def load_saved(
     )
 
 
+@runtime_checkable
+class Retriever(Protocol):
+    """What every tabret retriever is: the ``index`` it searches and
+    ``retrieve(question or questions, k, k_columns=0)``, one :class:`~tabret.Retrieval` per
+    question (a single one for a ``str``). Integrations, :class:`~tabret.pipeline.Pipeline` and
+    ``tabret.eval`` take any object of this shape."""
+
+    @property
+    def index(self) -> TableIndex: ...
+
+    @overload
+    def retrieve(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
+        self, questions: str, k: int = 10, *, k_columns: int = 0
+    ) -> Retrieval: ...
+    @overload
+    def retrieve(
+        self, questions: Sequence[str], k: int = 10, *, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+
+
 class _Retriever:
-    """The shared call shape: ``retrieve(question or questions, k, k_columns=0)``."""
+    """The shared call shape: ``retrieve(question or questions, k, k_columns=0)``. Subclasses
+    implement ``_raw`` (a batch in, native results out), which is also how one stage calls the
+    stage before it; ``ranks_columns`` says whether ``k_columns`` > 0 is answered."""
 
     index: TableIndex
+    ranks_columns: bool = False
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         raise NotImplementedError
@@ -202,6 +225,8 @@ class _NativeRetriever(_Retriever):
 class DenseRetriever(_NativeRetriever):
     """Single-hop dense retrieval (optionally fused with BM25): tables ranked by cosine with
     the question. A batch of questions costs one embedder call."""
+
+    ranks_columns = True
 
     def __init__(
         self,

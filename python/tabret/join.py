@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -139,11 +139,20 @@ def _rewriter(
     return DecompositionRewriter(decompositions)
 
 
+def _first_stage(first: _Retriever | None) -> Callable[[list[str], int, int], Any] | None:
+    """The callable a native selector calls for its candidates (None: its own dense ones)."""
+    return None if first is None else first._raw
+
+
 class GreedyJoinRetriever(_NativeRetriever):
-    """Greedy join-aware retrieval over the top ``candidates`` dense tables: seed by coarse +
-    fine relevance, then add the table with the best coarse + new sub-query coverage + join gain.
+    """Greedy join-aware retrieval over the top ``candidates`` tables of ``first`` (any tabret
+    retriever; default: the dense ranking): seed by coarse + fine relevance, then add the table
+    with the best coarse + new sub-query coverage + join gain. The coarse relevance is always
+    the question's table cosine, whatever ranked the candidates.
     ``decompositions``: an LLM (e.g. ``ReplayLLM.jar("spider")``) or a decomposition rewriter.
     ``weights``: "paper" (λ_coarse 4), "reference" (3) or (coarse, coverage, join)."""
+
+    ranks_columns = True
 
     def __init__(
         self,
@@ -153,6 +162,7 @@ class GreedyJoinRetriever(_NativeRetriever):
         *,
         candidates: int = 20,
         weights: Literal["paper", "reference"] | Sequence[float] = "paper",
+        first: _Retriever | None = None,
     ) -> None:
         w = GREEDY_WEIGHTS[weights] if isinstance(weights, str) else tuple(weights)
         if len(w) != 3:
@@ -168,17 +178,21 @@ class GreedyJoinRetriever(_NativeRetriever):
             w[0],
             w[1],
             w[2],
+            _first_stage(first),
         )
 
 
 class JarExactRetriever(_NativeRetriever):
-    """The JAR objective over the top ``candidates`` dense tables, solved exactly per question
+    """The JAR objective over the top ``candidates`` tables of ``first`` (default: the dense
+    ranking), solved exactly per question
     (branch-and-bound over connected table subsets with a maximum spanning join tree). The
     optimum for k is not a prefix of the optimum for k + 1: evaluate each k on its own run
     (``tabret.eval.evaluate(..., per_k=True)``). ``weights``: "spider", "bird" or five numbers.
     ``connectivity``: "soft" (default; zero-weight edges may complete the join tree, so tables
     of other databases can fill up k) or "strict" (JAR's hard constraint over ω > 0 edges, with
     a greedy fill where no connected set of k tables exists)."""
+
+    ranks_columns = True
 
     def __init__(
         self,
@@ -189,6 +203,7 @@ class JarExactRetriever(_NativeRetriever):
         candidates: int = 20,
         weights: Literal["spider", "bird"] | Sequence[float] = "spider",
         connectivity: Literal["soft", "strict"] = "soft",
+        first: _Retriever | None = None,
     ) -> None:
         w = list(JAR_WEIGHTS[weights] if isinstance(weights, str) else weights)
         self.index = index
@@ -201,6 +216,7 @@ class JarExactRetriever(_NativeRetriever):
             candidates,
             w,
             connectivity,
+            _first_stage(first),
         )
 
 
@@ -221,6 +237,7 @@ class JoinClosure(_Retriever):
     ) -> None:
         self.index = retriever.index
         self.retriever = retriever
+        self.ranks_columns = retriever.ranks_columns
         self._core = _core.JoinClosure(retriever.index.core, budget, max_between, mode)
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:

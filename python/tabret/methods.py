@@ -12,14 +12,9 @@ a pipeline spelling such as ``"reverse > greedy-join > closure"`` can look its s
 name (:func:`stage`): a ``first`` stage ranks the index itself, a ``select`` stage chooses
 among the candidates of a first stage, a ``post`` stage adds to or reorders the result of the
 stage before it. :meth:`Method.after` builds a stage over the one before it (``Inputs.first``)
-and refuses a stage that cannot take one (``takes_first``: greedy-join and jar-exact re-rank
-their own dense candidates today)::
-
-    first = stage("reverse", "first")
-    retriever = first.build(index, inputs, first.options())
-    for name, kind in (("adaptive", "select"), ("closure", "post")):
-        method = stage(name, kind)
-        retriever = method.after(retriever, index, inputs, method.options())
+and refuses a stage that cannot take one (``takes_first``). :func:`build_pipeline` does this
+for a spelling such as ``"reverse > greedy-join > closure"`` (the command line's
+``--pipeline``); :mod:`tabret.pipeline` composes the same stages as objects.
 """
 
 from __future__ import annotations
@@ -36,6 +31,7 @@ from tabret.index import DenseRetriever, LexicalRetriever, TableIndex, _Retrieve
 from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
 from tabret.llms import CallableLLM
 from tabret.murre import MurreRetriever
+from tabret.pipeline import DatabaseRouter, Pipeline
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 from tabret.rewriting import (
     LexicalRemovalRewriter,
@@ -58,10 +54,14 @@ __all__ = [
     "Need",
     "NoOptions",
     "ReverseOptions",
+    "RouteOptions",
     "StageKind",
+    "build_pipeline",
+    "compose",
     "method_help",
     "method_names",
     "method_table",
+    "pipeline_stages",
     "stage",
 ]
 
@@ -164,6 +164,15 @@ class MurreOptions:
     output: RemovalOutput = field(default=_default(LexicalRemovalRewriter, "output"))
     #: The reference code's options (:meth:`MurreRetriever.reference`; ``per_beam`` unused).
     reference: bool = False
+
+
+@dataclass(frozen=True)
+class RouteOptions:
+    databases: int = field(default=_default(DatabaseRouter, "databases"))
+    depth: int = field(default=_default(DatabaseRouter, "depth"))
+    column_depth: int = field(default=_default(DatabaseRouter, "column_depth"))
+    rank_constant: float = field(default=_default(DatabaseRouter, "rank_constant"))
+    per_database: int = field(default=_default(DatabaseRouter, "per_database"))
 
 
 @dataclass(frozen=True)
@@ -276,7 +285,12 @@ def _crush(index: TableIndex, inputs: Inputs, options: CrushOptions) -> _Retriev
 def _greedy_join(index: TableIndex, inputs: Inputs, options: GreedyJoinOptions) -> _Retriever:
     graph = _graph(inputs, "greedy-join")
     return GreedyJoinRetriever(
-        index, graph, _decomposer(inputs), candidates=options.candidates, weights=options.weights
+        index,
+        graph,
+        _decomposer(inputs),
+        candidates=options.candidates,
+        weights=options.weights,
+        first=inputs.first,
     )
 
 
@@ -289,6 +303,7 @@ def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> _
         candidates=options.candidates,
         weights=options.weights,
         connectivity=options.connectivity,
+        first=inputs.first,
     )
 
 
@@ -324,6 +339,17 @@ def _murre(index: TableIndex, inputs: Inputs, options: MurreOptions) -> _Retriev
         per_beam=options.per_beam,
         removal=options.removal,
         early_stop=options.early_stop,
+    )
+
+
+def _route(index: TableIndex, inputs: Inputs, options: RouteOptions) -> _Retriever:
+    return DatabaseRouter(
+        _first(index, inputs),
+        databases=options.databases,
+        depth=options.depth,
+        column_depth=options.column_depth,
+        rank_constant=options.rank_constant,
+        per_database=options.per_database,
     )
 
 
@@ -384,7 +410,8 @@ _ALL: list[Method[Any]] = [
     ),
     Method(
         "greedy-join",
-        "greedy join-aware re-ranking of the dense top candidates with per-question decompositions",
+        "greedy join-aware re-ranking of a first stage's top candidates (dense by default) with "
+        "per-question decompositions",
         "select",
         GreedyJoinOptions,
         _greedy_join,
@@ -392,10 +419,12 @@ _ALL: list[Method[Any]] = [
         uses=frozenset({"decomposition"}),
         offline=_JOIN_OFFLINE,
         columns=True,
+        takes_first=True,
     ),
     Method(
         "jar-exact",
-        "the JAR objective solved exactly over the dense top candidates (one run per k)",
+        "the JAR objective solved exactly over a first stage's top candidates (dense by "
+        "default; one run per k)",
         "select",
         JarExactOptions,
         _jar_exact,
@@ -403,6 +432,7 @@ _ALL: list[Method[Any]] = [
         uses=frozenset({"decomposition"}),
         offline=_JOIN_OFFLINE,
         columns=True,
+        takes_first=True,
     ),
     _murre_variant(
         "murre", "MURRE", "MURRE multi-hop beam search with removal rewrites", MurreOptions
@@ -430,6 +460,16 @@ _ALL: list[Method[Any]] = [
         "MURRE (reference-code options)",
         "MURRE with the reference code's options",
         lambda: MurreOptions(reference=True),
+    ),
+    Method(
+        "route",
+        "database routing: the tables of the database with the most rank votes from a first "
+        "stage's tables and columns (dense by default) come first",
+        "first",
+        RouteOptions,
+        _route,
+        columns=True,
+        takes_first=True,
     ),
     Method(
         "closure",
@@ -470,6 +510,36 @@ def stage(name: str, kind: StageKind | None = None) -> Method[Any]:
     if kind is not None and method.kind != kind:
         raise ValueError(f"'{name}' is a {method.kind} stage, not a {kind} stage")
     return method
+
+
+def pipeline_stages(spec: str) -> list[Method[Any]]:
+    """The methods of a pipeline spelled ``"first > stage > stage"``; each stage after the
+    first must take one (:meth:`Method.after`)."""
+    names = [n.strip() for n in spec.split(">")]
+    if not all(names):
+        raise ValueError(f"pipeline '{spec}': a stage name is empty")
+    methods = [stage(n) for n in names]
+    for m in methods[1:]:
+        if not m.takes_first:
+            raise ValueError(f"pipeline '{spec}': {m.name} cannot follow another stage")
+    return methods
+
+
+def compose(spec: str, build: Callable[[Method[Any], _Retriever | None], _Retriever]) -> Pipeline:
+    """The pipeline ``spec``, each stage made by ``build(method, stage before or None)``."""
+    methods = pipeline_stages(spec)
+    retriever: _Retriever | None = None
+    for m in methods:
+        retriever = build(m, retriever)
+    assert retriever is not None
+    return Pipeline(retriever, name=" > ".join(m.name for m in methods))
+
+
+def build_pipeline(spec: str, index: TableIndex, inputs: Inputs = Inputs()) -> Pipeline:
+    """The pipeline ``spec`` over ``index``, each stage with its default options, e.g.
+    ``build_pipeline("reverse > greedy-join > closure", index, Inputs(graph=g, llm=llm,
+    questions=q))``."""
+    return compose(spec, lambda m, first: m.build(index, replace(inputs, first=first), m.options()))
 
 
 def _names(needs: frozenset[Need]) -> str:

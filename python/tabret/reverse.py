@@ -133,6 +133,8 @@ class ReverseRetriever(_NativeRetriever):
     ``reverse:schema`` (r), ``reverse:question`` (r_hat), ``reverse:alpha`` and, when re-ranked,
     ``rerank``. Columns (``k_columns``) are ranked by plain cosine, as single-hop does."""
 
+    ranks_columns = True
+
     def __init__(
         self,
         index: TableIndex,

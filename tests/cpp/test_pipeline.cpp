@@ -141,8 +141,8 @@ TEST_CASE("database routing ranks the tables of the most-voted database first", 
     // `with_columns` adds column hits that tip the vote to the shop.
     const auto first_stage = [&](bool with_columns) {
         return any_retriever([=](std::span<const std::string> q, const retrieve_options& o) {
-            CHECK(o.k == 50);
-            CHECK(o.k_columns == 50);
+            CHECK(o.k == 20);
+            CHECK(o.k_columns == 20);
             std::vector<retrieval> out(q.size());
             for (auto& r : out) {
                 r.tables = {{customers, 0.9f},
@@ -174,11 +174,15 @@ TEST_CASE("database routing ranks the tables of the most-voted database first", 
     CHECK(tables_of(s) == std::vector<table_id>{customers, orders, students});
     CHECK(s.columns.size() == 1);
 
-    const database_router two(cat, first_stage(false), {2, 50, 50, 10.0f});
+    const database_router two(cat, first_stage(false), {2, 20, 20, 10.0f, 3});
     CHECK(tables_of(two.retrieve(qs, {5, 0}).at(0)) ==
           std::vector<table_id>{customers, students, courses, teachers, orders});
-    CHECK_THROWS_AS(database_router(cat, first_stage(false), {0, 50, 50, 10.0f}), error);
+    CHECK_THROWS_AS(database_router(cat, first_stage(false), {0, 20, 20, 10.0f, 3}), error);
     CHECK_THROWS_AS(school_first.retrieve(qs, {0, 0}), error);
+
+    // One vote counted per database: the shop's best hit (rank 1) beats the school's (rank 2).
+    const database_router capped(cat, first_stage(false), {1, 20, 20, 10.0f, 1});
+    CHECK(tables_of(capped.retrieve(qs, {2, 0}).at(0)) == std::vector<table_id>{customers, orders});
 }
 
 TEST_CASE("the join closure wraps any retriever as a post-step", "[pipeline]") {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <utility>
@@ -18,35 +19,47 @@
 
 namespace tabret {
 
+/// Defaults chosen on SpiderUnion and BirdUnion with MiniLM (docs/results.md: routing).
 struct routing_options {
     std::size_t databases = 1;      ///< m: databases whose tables are ranked first.
-    std::size_t depth = 50;         ///< Tables asked of the first stage (the table votes).
-    std::size_t column_depth = 50;  ///< Columns asked of it (the column votes; 0: none).
+    std::size_t depth = 20;         ///< Tables asked of the first stage (the table votes).
+    std::size_t column_depth = 20;  ///< Columns asked of it (the column votes; 0: none).
     float rank_constant = 10.0f;    ///< c: the hit at rank r (from 1) votes 1 / (c + r).
+    std::size_t per_database = 3;   ///< A database's best votes counted (a big one gets no
+                                    ///< more say for having many tables).
 };
 
 namespace detail {
 
-/// One database's routing evidence; `first` is the rank of its best table or column hit.
+/// One database's routing evidence: the sum of its best `per_database` votes; `first` is the
+/// rank of its best table or column hit.
 struct database_vote {
     database_id database = 0;
     float votes = 0.0f;
     std::size_t first = 0;
+    std::vector<float> all = {};  ///< Every vote, before the cap.
 };
 
 /// The databases voted for in @p r, most votes first (ties: the earlier hit first).
-inline std::vector<database_vote> database_votes(const catalog& cat, const retrieval& r, float c) {
+inline std::vector<database_vote> database_votes(const catalog& cat, const retrieval& r,
+                                                 const routing_options& o) {
     std::vector<database_vote> out;
     const auto vote = [&](database_id db, std::size_t rank) {
         auto it = std::find_if(out.begin(), out.end(),
                                [&](const database_vote& v) { return v.database == db; });
         if (it == out.end()) it = out.insert(out.end(), {db, 0.0f, rank});
-        it->votes += 1.0f / (c + static_cast<float>(rank + 1));
+        it->first = std::min(it->first, rank);
+        it->all.push_back(1.0f / (o.rank_constant + static_cast<float>(rank + 1)));
     };
-    for (std::size_t i = 0; i < r.tables.size(); ++i)
+    for (std::size_t i = 0; i < std::min(r.tables.size(), o.depth); ++i)
         vote(cat.table(r.tables[i].table).database, i);
-    for (std::size_t i = 0; i < r.columns.size(); ++i)
+    for (std::size_t i = 0; i < std::min(r.columns.size(), o.column_depth); ++i)
         vote(cat.table(cat.column(r.columns[i].column).table).database, i);
+    for (auto& v : out) {
+        std::sort(v.all.begin(), v.all.end(), std::greater<>());
+        const auto counted = std::min(v.all.size(), o.per_database);
+        for (std::size_t i = 0; i < counted; ++i) v.votes += v.all[i];
+    }
     std::stable_sort(out.begin(), out.end(), [](const database_vote& a, const database_vote& b) {
         return a.votes > b.votes || (a.votes == b.votes && a.first < b.first);
     });
@@ -71,7 +84,8 @@ std::vector<T> routed_first(std::vector<T> items, std::size_t k, DatabaseOf data
 
 /**
  * @brief Wraps a first stage @p R: asks it for `depth` tables and `column_depth` columns, ranks
- * the databases by their hits' rank votes, and returns the first stage's tables of the best
+ * the databases by their hits' rank votes (each one's best `per_database`), and returns the
+ * first stage's tables of the best
  * `databases` databases first (in its order), then the others. Trace: a "route" entry per
  * routed table (query: the database, score: its votes), then the first stage's entries. Holds
  * the catalog by reference and @p R by value; `retrieve` is as thread-safe as @p R.
@@ -83,11 +97,12 @@ class database_router {
     template <class A0, class... Rest>
     requires detail::any_temporary<A0> database_router(A0&&, Rest&&...)
     = delete;
-    /** @throws error when databases or depth is 0. */
+    /** @throws error when databases, depth or per_database is 0. */
     database_router(const catalog& cat, R first, routing_options options = {})
         : catalog_(cat), first_(std::move(first)), options_(options) {
         if (options_.databases == 0) throw error("databases must be positive");
         if (options_.depth == 0) throw error("depth must be positive");
+        if (options_.per_database == 0) throw error("per_database must be positive");
     }
 
     /** @throws error for k == 0; whatever the first stage throws. */
@@ -103,7 +118,7 @@ class database_router {
 
   private:
     retrieval route(retrieval r, const retrieve_options& o) const {
-        const auto votes = detail::database_votes(catalog_, r, options_.rank_constant);
+        const auto votes = detail::database_votes(catalog_, r, options_);
         const auto routed = std::span(votes).first(std::min(votes.size(), options_.databases));
         const auto db_of_table = [&](const scored_table& t) {
             return catalog_.table(t.table).database;

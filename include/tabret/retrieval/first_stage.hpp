@@ -5,8 +5,11 @@
 
 #include <concepts>
 #include <cstddef>
+#include <functional>
+#include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -86,6 +89,35 @@ class retriever_first_stage {
     R retriever_;
 };
 
+/**
+ * @brief Any FirstStage behind one type (chosen at run time, e.g. dense unless the caller gives
+ * a retriever). Copies share the held stage.
+ */
+class any_first_stage {
+  public:
+    template <FirstStage S>
+    requires(!std::is_same_v<std::remove_cvref_t<S>, any_first_stage>) any_first_stage(S stage)
+        : fn_([held = std::make_shared<const S>(std::move(stage))](
+                  const table_index& index, std::span<const std::string> questions,
+                  const matrix& vectors,
+                  std::size_t n) { return held->candidates(index, questions, vectors, n); }) {}
+
+    /// The dense first stage.
+    any_first_stage() : any_first_stage(dense_first_stage{}) {}
+
+    [[nodiscard]] std::vector<retrieval> candidates(const table_index& index,
+                                                    std::span<const std::string> questions,
+                                                    const matrix& vectors, std::size_t n) const {
+        return fn_(index, questions, vectors, n);
+    }
+
+  private:
+    std::function<std::vector<retrieval>(const table_index&, std::span<const std::string>,
+                                         const matrix&, std::size_t)>
+        fn_;
+};
+
 static_assert(FirstStage<dense_first_stage>);
+static_assert(FirstStage<any_first_stage>);
 
 }  // namespace tabret

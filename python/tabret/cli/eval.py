@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -18,8 +18,10 @@ from tabret.methods import (
     Inputs,
     JarExactOptions,
     Method,
+    compose,
     method_help,
     method_names,
+    pipeline_stages,
 )
 
 if TYPE_CHECKING:
@@ -34,6 +36,7 @@ class EvalOptions:
     command: str
     benchmark: str
     methods: list[str]
+    pipelines: list[str]
     k: list[int]
     level: Literal["table", "column"]
     text: TextFormat
@@ -74,11 +77,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument(
         "--method",
         nargs="+",
-        default=["single-hop"],
         choices=method_names(),
         help=method_help() + ". Here the LLM's answers are recorded ones (JAR's "
         "decompositions, CRUSH's hallucinations); crush takes k as its column budget; see the "
-        "method groups below for their options",
+        "method groups below for their options (default: single-hop, unless --pipeline)",
+    )
+    p.add_argument(
+        "--pipeline",
+        nargs="+",
+        default=[],
+        metavar="'FIRST > STAGE …'",
+        help="composed methods, each evaluated like a method: a first stage, then stages that "
+        "take one (e.g. 'reverse > greedy-join > closure', 'route > greedy-join'); each stage "
+        "takes the options and inputs of its --method",
     )
     _eval_join.add_arguments(p)
     p.add_argument(
@@ -131,7 +142,8 @@ def command(args: argparse.Namespace) -> int:
         EvalOptions(
             command="tabret " + " ".join(args.argv),
             benchmark=args.benchmark,
-            methods=list(args.method),
+            methods=list(args.method or ([] if args.pipeline else ["single-hop"])),
+            pipelines=list(args.pipeline),
             k=list(args.k),
             level=args.level,
             text=args.format,
@@ -214,9 +226,30 @@ def _retriever(
     return method.build(index, _inputs(method, o, index, join), _options(method, o, join))
 
 
+def _pipeline(
+    spec: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+) -> _Retriever:
+    """A --pipeline: each stage built like its --method (options and inputs), over the last."""
+
+    def build(method: Method[Any], first: _Retriever | None) -> _Retriever:
+        if method.name == "crush" or method.name == "adaptive" or _murre.is_murre(method.name):
+            raise ValueError(
+                f"--pipeline: {method.name} evaluates only alone (use --method {method.name})"
+            )
+        inputs = replace(_inputs(method, o, index, join), first=first)
+        return method.build(index, inputs, _options(method, o, join))
+
+    return compose(spec, build)
+
+
+def _stage_names(o: EvalOptions) -> list[str]:
+    """The methods run, alone or as stages of a pipeline."""
+    return o.methods + [m.name for spec in o.pipelines for m in pipeline_stages(spec)]
+
+
 def _check_level(o: EvalOptions) -> None:
     ranking = [m.name for m in METHODS.values() if m.columns]
-    if o.level == "column" and not all(METHODS[m].columns for m in o.methods):
+    if o.level == "column" and not all(METHODS[m].columns for m in _stage_names(o)):
         raise ValueError(
             f"--level column needs columns ranked: --method {', '.join(ranking[:-1])} or "
             f"{ranking[-1]}"
@@ -232,7 +265,7 @@ def _runs(
         other = _adaptive.calibration_bench(
             o.adaptive, o.benchmark, embedder, o.text, o.data_dir, o.quiet
         )
-    join = _eval_join.join_setup(o.methods, o.join, bench, index, o.data_dir)
+    join = _eval_join.join_setup(_stage_names(o), o.join, bench, index, o.data_dir)
     results: list[EvalResult] = []
     runs: list[tuple[str, _Retriever]] = []
     for method in o.methods:
@@ -249,6 +282,7 @@ def _runs(
             runs.append((label, murre))
         else:
             runs.append((method, _retriever(method, o, index, join)))
+    runs += [(spec, _pipeline(spec, o, index, join)) for spec in o.pipelines]
     return results, runs
 
 
@@ -266,12 +300,12 @@ def run(o: EvalOptions) -> int:
         bench.catalog,
         embedder,  # type: ignore[arg-type]
         format=o.text,
-        columns=column_level or "crush" in o.methods,
+        columns=column_level or bool({"crush", "route"} & set(_stage_names(o))),
         progress=not o.quiet,
     )
     results, runs = _runs(o, index, bench, embedder)
     closure = o.join.closure
-    per_k = o.per_k or "jar-exact" in o.methods or True in closure
+    per_k = o.per_k or "jar-exact" in _stage_names(o) or True in closure
     for (label, base), with_closure in [(r, c) for r in runs for c in closure]:
         retriever = _with_closure(base, o) if with_closure else base
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve

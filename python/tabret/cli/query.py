@@ -8,13 +8,21 @@ import json
 import os
 import sys
 import urllib.parse
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tabret.adaptive import ThresholdRule
 from tabret.cli._common import add_threshold_rule, embedder_arg
-from tabret.methods import METHODS, AdaptiveOptions, Inputs, Method, method_help, method_names
+from tabret.methods import (
+    METHODS,
+    AdaptiveOptions,
+    Inputs,
+    Method,
+    compose,
+    method_help,
+    method_names,
+)
 
 if TYPE_CHECKING:
     from tabret import _core
@@ -34,6 +42,7 @@ class QueryOptions:
     file: str | None
     k: int
     method: str
+    pipeline: str | None
     closure: bool
     llm_url: str | None
     llm_model: str
@@ -85,6 +94,12 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         "questions come from `tabret index --join-graph --questions`, the LLM from --llm-url",
     )
     p.add_argument(
+        "--pipeline",
+        metavar="'FIRST > STAGE …'",
+        help="a composed method instead of --method: a first stage, then stages that take one "
+        "(e.g. 'reverse > greedy-join > closure', 'route > greedy-join'), each with its inputs",
+    )
+    p.add_argument(
         "--closure",
         action="store_true",
         help="add the bridge tables on foreign-key paths between the tables found (needs the "
@@ -117,6 +132,7 @@ def command(args: argparse.Namespace) -> int:
             file=args.file,
             k=args.k,
             method=args.method,
+            pipeline=args.pipeline,
             closure=args.closure,
             llm_url=args.llm_url,
             llm_model=args.llm_model,
@@ -187,10 +203,15 @@ def _llm(o: QueryOptions) -> LLMLike | None:
 
 
 def make_retriever(o: QueryOptions, index: TableIndex, saved: SavedParts) -> _Retriever:
-    """The retriever ``--method`` names over a loaded index (``--closure`` wraps it)."""
-    method = METHODS[o.method]
-    inputs = _inputs(method, index, saved, _llm(o))
-    base = method.build(index, inputs, _options(method, o))
+    """The retriever ``--method`` or ``--pipeline`` names over a loaded index (``--closure``
+    wraps it)."""
+    llm = _llm(o)
+
+    def build(method: Method[Any], first: _Retriever | None) -> _Retriever:
+        inputs = replace(_inputs(method, index, saved, llm), first=first)
+        return method.build(index, inputs, _options(method, o))
+
+    base = compose(o.pipeline, build) if o.pipeline else build(METHODS[o.method], None)
     if not o.closure:
         return base
     closure = METHODS["closure"]

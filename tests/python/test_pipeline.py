@@ -1,0 +1,194 @@
+"""Composed pipelines: any first stage feeds greedy-join and jar-exact, database routing,
+post-steps, the spelling of the command line, and what a failing first stage raises."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import tabret
+from tabret import (
+    Catalog,
+    DatabaseRouter,
+    DenseRetriever,
+    GreedyJoinRetriever,
+    JoinGraph,
+    LexicalRetriever,
+    Pipeline,
+    TableIndex,
+    _core,
+)
+from tabret.cli import main
+from tabret.index import _Retriever
+from tabret.methods import Inputs, build_pipeline, pipeline_stages
+from tabret.pipeline import Closure, GreedyJoin, JarExact, Route
+
+SCHOOL = """
+CREATE TABLE students (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE courses (id INTEGER PRIMARY KEY, title TEXT);
+CREATE TABLE enrollments (
+  student_id INTEGER REFERENCES students(id),
+  course_id INTEGER REFERENCES courses(id),
+  grade REAL
+);
+"""
+SHOP = """
+CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
+CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id));
+CREATE TABLE products (id INTEGER PRIMARY KEY, title TEXT);
+"""
+QUESTION = "names of students and titles of their courses"
+
+
+@pytest.fixture(scope="module")
+def index() -> TableIndex:
+    cat = Catalog()
+    cat.add_ddl_text(SCHOOL, "school")
+    cat.add_ddl_text(SHOP, "shop")
+    return TableIndex.build(cat, "hashing", progress=False)
+
+
+@pytest.fixture(scope="module")
+def graph(index: TableIndex) -> JoinGraph:
+    return JoinGraph.build(index)
+
+
+def _decompose(prompts: list[str]) -> list[str]:
+    return ["students:name\ncourses:title"] * len(prompts)
+
+
+def test_an_explicit_dense_first_stage_equals_the_builtin_one(
+    index: TableIndex, graph: JoinGraph
+) -> None:
+    builtin = GreedyJoinRetriever(index, graph, _decompose, candidates=4)
+    piped = Pipeline(DenseRetriever(index), GreedyJoin(graph, _decompose, candidates=4))
+    assert piped.retrieve(QUESTION, 3).table_names == builtin.retrieve(QUESTION, 3).table_names
+    assert isinstance(piped, tabret.Retriever)
+    assert piped.name == "DenseRetriever > greedy-join"
+
+
+def test_the_selector_sees_only_the_first_stage_candidates(
+    index: TableIndex, graph: JoinGraph
+) -> None:
+    """BM25 finds few tables for this question; jar-exact chooses among them only, and the
+    trace shows both stages."""
+    question = "customers"
+    lexical = LexicalRetriever(index).retrieve(question, 20)
+    piped = Pipeline(LexicalRetriever(index), JarExact(graph, _decompose))
+    res = piped.retrieve(question, 3)
+    assert set(res.table_names) <= set(lexical.table_names)
+    assert len(res.tables) == len(lexical.tables) < 3
+    steps = [s.step for s in res.trace]
+    assert steps == ["jar-exact"] * len(res.tables) + ["bm25"] * len(res.tables)
+
+
+def test_routing_ranks_one_database_first(index: TableIndex, graph: JoinGraph) -> None:
+    router = DatabaseRouter(DenseRetriever(index))
+    res = router.retrieve("student names and course titles", 5)
+    assert [t.name.split(".")[0] for t in res.tables[:3]] == ["school"] * 3
+    assert res.trace[0].step == "route"
+    assert res.trace[0].query == "school"
+    # BM25 ranks no columns: the router takes the column votes from a dense column search
+    assert DatabaseRouter(LexicalRetriever(index)).retrieve("customers", 2, k_columns=2).columns
+    with pytest.raises(tabret.Error, match="databases must be positive"):
+        DatabaseRouter(DenseRetriever(index), databases=0)
+
+
+def test_pipelines_by_name(index: TableIndex, graph: JoinGraph) -> None:
+    inputs = Inputs(graph=graph)
+    closed = build_pipeline("route > greedy-join > closure", index, inputs)
+    objects = Pipeline(
+        DatabaseRouter(DenseRetriever(index)),
+        GreedyJoin(graph, lambda p: [""] * len(p)),
+        [Closure()],
+    )
+    assert closed.name == "route > greedy-join > closure"
+    assert closed.retrieve(QUESTION, 2).table_names == objects.retrieve(QUESTION, 2).table_names
+    routed = Pipeline(DenseRetriever(index), post=[Route(databases=2)])
+    assert len(routed.retrieve(QUESTION, 4).tables) == 4
+    assert [m.name for m in pipeline_stages(" hybrid>jar-exact ")] == ["hybrid", "jar-exact"]
+    with pytest.raises(ValueError, match="bm25 cannot follow another stage"):
+        pipeline_stages("single-hop > bm25")
+    with pytest.raises(ValueError, match="unknown method 'nope'"):
+        pipeline_stages("single-hop > nope")
+    with pytest.raises(ValueError, match="a stage name is empty"):
+        pipeline_stages("single-hop >")
+    with pytest.raises(ValueError, match="needs a join graph"):
+        build_pipeline("single-hop > greedy-join", index)
+
+
+class _Broken(_Retriever):
+    def __init__(self, index: TableIndex, answer: object) -> None:
+        self.index = index
+        self.answer = answer
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer  # type: ignore[return-value]
+
+
+def test_a_failing_first_stage_raises_a_clear_python_error(
+    index: TableIndex, graph: JoinGraph
+) -> None:
+    for stage in (GreedyJoin(graph, _decompose), Route()):
+        with pytest.raises(KeyError, match="boom"):
+            Pipeline(_Broken(index, KeyError("boom")), stage).retrieve(QUESTION, 2)
+        with pytest.raises(TypeError, match="must return a list of Retrieval, got int"):
+            Pipeline(_Broken(index, 3), stage).retrieve(QUESTION, 2)
+        with pytest.raises(tabret.Error, match="returned 0 results for 1 questions"):
+            Pipeline(_Broken(index, []), stage).retrieve(QUESTION, 2)
+
+
+def test_cli_query_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret import HashingEmbedder, demo_catalog
+    from tabret.datasets import _demo_file
+
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    assert (
+        main(
+            ["index", "json", source, str(out), "--embedder", "hashing", "--quiet", "--join-graph"]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    question = "Which students enrolled in each course, and who teaches it?"
+    spec = "hybrid > route > greedy-join"
+    assert main(["query", str(out), question, "--pipeline", spec, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]
+    index = TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False)
+    want = build_pipeline(spec, index, Inputs(graph=JoinGraph.build(index))).retrieve(question, 5)
+    assert [t["name"] for t in got["tables"]] == want.table_names
+    assert main(["query", str(out), question, "--pipeline", "single-hop > bm25"]) == 1
+    assert "bm25 cannot follow another stage" in capsys.readouterr().err
+
+
+def test_cli_eval_pipeline(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["eval", "--benchmark", "spider-dev-multi", "--embedder", "hashing", "--quiet"]
+    args += ["--data-dir", str(data_dir), "--format", "words", "--k", "2", "3"]
+    assert (
+        main(
+            [
+                *args,
+                "--method",
+                "greedy-join",
+                "--pipeline",
+                "single-hop > greedy-join",
+                "bm25 > route > jar-exact",
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    rows = [line.split(" | ") for line in out.splitlines() if line.startswith("| spider-dev")]
+    assert [r[2] for r in rows] == [
+        "greedy-join",
+        "single-hop > greedy-join",
+        "bm25 > route > jar-exact",
+    ]
+    assert rows[0][3:7] == rows[1][3:7]  # the same recalls: the dense first stage is built in
+    assert main([*args, "--pipeline", "murre > closure"]) == 1
+    assert "murre evaluates only alone" in capsys.readouterr().err
