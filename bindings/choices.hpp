@@ -8,6 +8,8 @@
 
 #include <pybind11/pybind11.h>
 
+#include <tabret/index/fusion.hpp>
+
 namespace tabret::bindings {
 
 /// The value named @p s among @p choices; ValueError "what must be 'a', 'b' or 'c', not 's'".
@@ -25,6 +27,11 @@ E choice(const char* what, const std::string& s,
         ++i;
     }
     throw pybind11::value_error(std::string(what) + " must be " + names + ", not '" + s + "'");
+}
+
+inline fusion_mode to_fusion(const std::string& s) {
+    return choice<fusion_mode>("fusion", s,
+                               {{"rrf", fusion_mode::rrf}, {"weighted", fusion_mode::weighted}});
 }
 
 }  // namespace tabret::bindings

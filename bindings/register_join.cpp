@@ -5,6 +5,7 @@
 #include <tabret/join/join_graph.hpp>
 #include <tabret/retrieval/database_router.hpp>
 #include <tabret/retrieval/first_stage.hpp>
+#include <tabret/retrieval/fused_retriever.hpp>
 #include <tabret/retrieval/greedy_join_retriever.hpp>
 #include <tabret/retrieval/jar_exact.hpp>
 #include <tabret/retrieval/join_closure.hpp>
@@ -96,6 +97,11 @@ struct py_router {
         : index(std::move(i)), retriever(index->catalog(), std::move(first), o) {}
     std::shared_ptr<const table_index> index;
     database_router<any_retriever> retriever;
+};
+
+/// Two Python first stages fused.
+struct py_fused {
+    fused_retriever<any_retriever, any_retriever> retriever;
 };
 
 /// The closure post-step with its catalog and FK graph.
@@ -268,7 +274,8 @@ void register_selectors(py::module_& m) {
         .def_readwrite("depth", &routing_options::depth)
         .def_readwrite("column_depth", &routing_options::column_depth)
         .def_readwrite("rank_constant", &routing_options::rank_constant)
-        .def_readwrite("per_database", &routing_options::per_database);
+        .def_readwrite("per_database", &routing_options::per_database)
+        .def_readwrite("others", &routing_options::others);
     py::class_<py_router, std::shared_ptr<py_router>> router(m, "DatabaseRouter");
     router.def(py::init([](std::shared_ptr<const table_index> index, const py::object& first,
                            const routing_options& options) {
@@ -277,6 +284,22 @@ void register_selectors(py::module_& m) {
                }),
                py::arg("index"), py::arg("first"), py::arg("options") = routing_options{});
     def_retrieve(router);
+
+    py::class_<py_fused, std::shared_ptr<py_fused>> fused(m, "FusedRetriever");
+    fused.def(py::init([](const py::object& a, const py::object& b, const std::string& mode,
+                          double alpha, double rrf_k, std::size_t depth) {
+                  fused_options o;
+                  o.fusion.mode = to_fusion(mode);
+                  o.fusion.alpha = alpha;
+                  o.fusion.rrf_k = rrf_k;
+                  o.depth = depth;
+                  return std::make_shared<py_fused>(
+                      py_fused{fused_retriever(python_retriever(a), python_retriever(b), o)});
+              }),
+              py::arg("a"), py::arg("b"), py::arg("mode") = "rrf",
+              py::arg("alpha") = fusion_params{}.alpha, py::arg("rrf_k") = fusion_params{}.rrf_k,
+              py::arg("depth") = fused_options{}.depth);
+    def_retrieve(fused);
 
     py::class_<py_closure, std::shared_ptr<py_closure>>(m, "JoinClosure")
         .def(py::init([](std::shared_ptr<const table_index> index, std::size_t budget,

@@ -15,11 +15,6 @@ namespace tabret::bindings {
 
 namespace {
 
-fusion_mode to_fusion(const std::string& s) {
-    return choice<fusion_mode>("fusion", s,
-                               {{"rrf", fusion_mode::rrf}, {"weighted", fusion_mode::weighted}});
-}
-
 /// Owns what a dense_retriever refers to, so Python can hold it alone.
 struct py_dense_retriever {
     py_dense_retriever(std::shared_ptr<const table_index> i, callback_embedder e, dense_options o)

@@ -35,6 +35,7 @@
 #include "tabret/retrieval/database_router.hpp"
 #include "tabret/retrieval/dense_retriever.hpp"
 #include "tabret/retrieval/first_stage.hpp"
+#include "tabret/retrieval/fused_retriever.hpp"
 #include "tabret/retrieval/greedy_join_retriever.hpp"
 #include "tabret/retrieval/jar_exact.hpp"
 #include "tabret/retrieval/join_aware_retriever.hpp"

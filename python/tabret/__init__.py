@@ -37,7 +37,7 @@ from tabret.join import (
     jar_column_stats,
 )
 from tabret.murre import MurreRetriever
-from tabret.pipeline import DatabaseRouter, Pipeline
+from tabret.pipeline import DatabaseRouter, Fusion, Pipeline
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
@@ -56,6 +56,7 @@ __all__ = [
     "Error",
     "FileError",
     "ForeignKey",
+    "Fusion",
     "GeneratedQuestions",
     "GreedyJoinRetriever",
     "HashingEmbedder",

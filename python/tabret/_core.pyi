@@ -640,6 +640,20 @@ class JarExactRetriever:
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
 
+class FusedRetriever:
+    def __init__(
+        self,
+        a: FirstStageFn,
+        b: FirstStageFn,
+        mode: Literal["rrf", "weighted"] = "rrf",
+        alpha: float = 0.5,
+        rrf_k: float = 60.0,
+        depth: int = 100,
+    ) -> None: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...
+
 class RoutingOptions:
     def __init__(self) -> None: ...
     databases: int
@@ -647,6 +661,7 @@ class RoutingOptions:
     column_depth: int
     rank_constant: float
     per_database: int
+    others: bool
 
 class DatabaseRouter:
     def __init__(

@@ -23,6 +23,7 @@ import ast
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import reduce
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, ThresholdRule
@@ -31,7 +32,7 @@ from tabret.index import DenseRetriever, LexicalRetriever, TableIndex, _Retrieve
 from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
 from tabret.llms import CallableLLM
 from tabret.murre import MurreRetriever
-from tabret.pipeline import DatabaseRouter, Pipeline
+from tabret.pipeline import DatabaseRouter, Fusion, Pipeline
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 from tabret.rewriting import (
     LexicalRemovalRewriter,
@@ -173,6 +174,7 @@ class RouteOptions:
     column_depth: int = field(default=_default(DatabaseRouter, "column_depth"))
     rank_constant: float = field(default=_default(DatabaseRouter, "rank_constant"))
     per_database: int = field(default=_default(DatabaseRouter, "per_database"))
+    others: bool = field(default=_default(DatabaseRouter, "others"))
 
 
 @dataclass(frozen=True)
@@ -350,6 +352,7 @@ def _route(index: TableIndex, inputs: Inputs, options: RouteOptions) -> _Retriev
         column_depth=options.column_depth,
         rank_constant=options.rank_constant,
         per_database=options.per_database,
+        others=options.others,
     )
 
 
@@ -512,27 +515,36 @@ def stage(name: str, kind: StageKind | None = None) -> Method[Any]:
     return method
 
 
-def pipeline_stages(spec: str) -> list[Method[Any]]:
-    """The methods of a pipeline spelled ``"first > stage > stage"``; each stage after the
-    first must take one (:meth:`Method.after`)."""
-    names = [n.strip() for n in spec.split(">")]
-    if not all(names):
+def _parse(spec: str) -> list[list[str]]:
+    """``"a + b > c > d"`` as [[a, b], [c], [d]]: stages, each of fused alternatives."""
+    stages = [[n.strip() for n in part.split("+")] for part in spec.split(">")]
+    if not all(all(stage) for stage in stages):
         raise ValueError(f"pipeline '{spec}': a stage name is empty")
-    methods = [stage(n) for n in names]
-    for m in methods[1:]:
-        if not m.takes_first:
-            raise ValueError(f"pipeline '{spec}': {m.name} cannot follow another stage")
-    return methods
+    if any(len(stage) > 1 for stage in stages[1:]):
+        raise ValueError(f"pipeline '{spec}': only the first stage fuses ('a + b > …')")
+    return stages
+
+
+def pipeline_stages(spec: str) -> list[Method[Any]]:
+    """The methods of a pipeline spelled ``"first > stage > stage"`` (the first stage may fuse
+    several: ``"hybrid + reverse > greedy-join"``); each stage after the first must take one
+    (:meth:`Method.after`)."""
+    stages = _parse(spec)
+    for name in (n for stage in stages[1:] for n in stage):
+        if not stage(name).takes_first:
+            raise ValueError(f"pipeline '{spec}': {name} cannot follow another stage")
+    return [stage(n) for names in stages for n in names]
 
 
 def compose(spec: str, build: Callable[[Method[Any], _Retriever | None], _Retriever]) -> Pipeline:
-    """The pipeline ``spec``, each stage made by ``build(method, stage before or None)``."""
-    methods = pipeline_stages(spec)
-    retriever: _Retriever | None = None
-    for m in methods:
-        retriever = build(m, retriever)
-    assert retriever is not None
-    return Pipeline(retriever, name=" > ".join(m.name for m in methods))
+    """The pipeline ``spec``, each stage made by ``build(method, stage before or None)``; fused
+    first stages are combined by reciprocal rank (:class:`~tabret.pipeline.Fusion`)."""
+    pipeline_stages(spec)  # checks every name
+    first, *rest = _parse(spec)
+    retriever = reduce(Fusion, [build(stage(n), None) for n in first])
+    for (name,) in rest:
+        retriever = build(stage(name), retriever)
+    return Pipeline(retriever, name=" > ".join(" + ".join(s) for s in [first, *rest]))
 
 
 def build_pipeline(spec: str, index: TableIndex, inputs: Inputs = Inputs()) -> Pipeline:

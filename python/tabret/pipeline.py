@@ -7,7 +7,8 @@
 ... ).retrieve("How many singers are there?", k=5)
 
 - A **first stage** is any tabret retriever (:class:`tabret.Retriever`): dense, hybrid, BM25,
-  reverse, MURRE, CRUSH, or a :class:`DatabaseRouter` over one of them.
+  reverse, MURRE, CRUSH, a :class:`Fusion` of two of them, or a :class:`DatabaseRouter` over
+  one.
 - A **selector** chooses k tables among the first stage's top candidates: :class:`GreedyJoin`,
   :class:`JarExact` (both score the candidates with the question's table cosine, sub-query
   coverage and join ω, whatever ranked them).
@@ -41,6 +42,7 @@ __all__ = [
     "AdaptiveCut",
     "Closure",
     "DatabaseRouter",
+    "Fusion",
     "GreedyJoin",
     "JarExact",
     "Pipeline",
@@ -57,10 +59,10 @@ class DatabaseRouter(_NativeRetriever):
     ``column_depth`` columns; from a dense column search when ``first`` ranks none), each hit at
     rank r voting ``1 / (rank_constant + r)`` for its database, and returns the tables of the
     ``databases`` databases with the most votes (each counting its best ``per_database``) first,
-    in ``first``'s order, then the others. In a catalog of many databases, choosing the database
-    is most of the error; this stage does it. Column votes need an index with column vectors.
-    Trace: a ``route`` entry per routed table (its database and votes), then the first
-    stage's. Defaults: ``_core.RoutingOptions()``."""
+    in ``first``'s order, then (``others=True``) the others. In a catalog of many databases,
+    choosing the database is most of the error; this stage does it. Column votes need an index
+    with column vectors. Trace: a ``route`` entry per routed table (its database and votes),
+    then the first stage's. Defaults: ``_core.RoutingOptions()``."""
 
     def __init__(
         self,
@@ -71,6 +73,7 @@ class DatabaseRouter(_NativeRetriever):
         column_depth: int = _ROUTING.column_depth,
         rank_constant: float = _ROUTING.rank_constant,
         per_database: int = _ROUTING.per_database,
+        others: bool = _ROUTING.others,
     ) -> None:
         self.index = first.index
         self.first = first
@@ -84,6 +87,7 @@ class DatabaseRouter(_NativeRetriever):
         options = _core.RoutingOptions()
         options.databases, options.depth, options.column_depth = databases, depth, column_depth
         options.rank_constant, options.per_database = rank_constant, per_database
+        options.others = others
         self._core = _core.DatabaseRouter(self.index.core, self._candidates, options)
 
     def _candidates(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
@@ -94,6 +98,20 @@ class DatabaseRouter(_NativeRetriever):
             return tables  # the native router names what is wrong with it
         columns = self._columns._raw(batch, 1, k_columns)
         return [t.with_columns(c.columns) for t, c in zip(tables, columns, strict=True)]
+
+
+class Fusion(_NativeRetriever):
+    """Two first stages as one: their table rankings fused by reciprocal rank (``mode="rrf"``,
+    ``rrf_k``) or by weighted min-max scores (``"weighted"``, ``alpha``), each asked for
+    ``depth`` tables; columns come from ``a``. Trace: a ``fused`` entry per table, then both
+    stages' entries. Options and defaults: ``_core.FusedRetriever``."""
+
+    def __init__(self, a: _Retriever, b: _Retriever, **options: Any) -> None:
+        if a.index is not b.index:
+            raise ValueError("fused stages must search the same index")
+        self.index, self.a, self.b = a.index, a, b
+        self.ranks_columns = a.ranks_columns
+        self._core = _core.FusedRetriever(a._raw, b._raw, **options)
 
 
 class Stage:

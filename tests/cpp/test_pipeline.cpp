@@ -12,6 +12,7 @@
 #include <tabret/retrieval/database_router.hpp>
 #include <tabret/retrieval/dense_retriever.hpp>
 #include <tabret/retrieval/first_stage.hpp>
+#include <tabret/retrieval/fused_retriever.hpp>
 #include <tabret/retrieval/greedy_join_retriever.hpp>
 #include <tabret/retrieval/jar_exact.hpp>
 #include <tabret/retrieval/join_closure.hpp>
@@ -52,6 +53,7 @@ static_assert(Retriever<adaptive_reranker<dense, similarity_window_scorer<hashin
 static_assert(Retriever<database_router<any_retriever>>);
 static_assert(Retriever<join_closure_retriever<any_retriever>>);
 static_assert(Retriever<any_retriever>);
+static_assert(Retriever<fused_retriever<dense, bm25_retriever>>);
 
 static_assert(Selector<greedy_selector>);
 static_assert(Selector<jar_exact_selector>);
@@ -178,6 +180,9 @@ TEST_CASE("database routing ranks the tables of the most-voted database first", 
     CHECK(tables_of(two.retrieve(qs, {5, 0}).at(0)) ==
           std::vector<table_id>{customers, students, courses, teachers, orders});
     CHECK_THROWS_AS(database_router(cat, first_stage(false), {0, 20, 20, 10.0f, 3}), error);
+    const database_router only(cat, first_stage(false), {1, 20, 20, 10.0f, 3, false});
+    CHECK(tables_of(only.retrieve(qs, {5, 0}).at(0)) ==
+          std::vector<table_id>{students, courses, teachers});
     CHECK_THROWS_AS(school_first.retrieve(qs, {0, 0}), error);
 
     // One vote counted per database: the shop's best hit (rank 1) beats the school's (rank 2).
@@ -200,4 +205,32 @@ TEST_CASE("the join closure wraps any retriever as a post-step", "[pipeline]") {
     const auto r = closed.retrieve(qs, {2, 0}).at(0);
     CHECK(tables_of(r) == std::vector<table_id>{students, courses, enrollments});
     CHECK(r.trace.back().step == "bridge");
+}
+
+TEST_CASE("two first stages fuse by reciprocal rank", "[pipeline]") {
+    const auto cat = school_and_shop();
+    const auto students = *cat.find_table("school", "students");
+    const auto courses = *cat.find_table("school", "courses");
+    const auto orders = *cat.find_table("shop", "orders");
+    const auto ranking = [](std::vector<table_id> ids) {
+        return any_retriever([ids](std::span<const std::string> q, const retrieve_options& o) {
+            CHECK(o.k == 100);
+            std::vector<retrieval> out(q.size());
+            for (auto& r : out)
+                for (auto id : ids) {
+                    r.tables.push_back({id, 1.0f});
+                    r.trace.push_back({id, "stage", "q", 1.0f});
+                }
+            return out;
+        });
+    };
+    // courses is second in both lists: 2 / 62 beats 1 / 61 (students) and 1 / 61 (orders).
+    const fused_retriever fused(ranking({students, courses}), ranking({orders, courses}));
+    const std::vector<std::string> qs = {"q"};
+    const auto r = fused.retrieve(qs, {2, 0}).at(0);
+    CHECK(tables_of(r) == std::vector<table_id>{courses, students});
+    CHECK(r.tables[0].score == Approx(2.0 / 62));
+    CHECK(r.trace[0].step == "fused");
+    CHECK(r.trace.size() == 2 + 3);  // two fused entries, then the stages' for those tables
+    CHECK_THROWS_AS(fused.retrieve(qs, {0, 0}), error);
 }

@@ -13,6 +13,7 @@ from tabret import (
     Catalog,
     DatabaseRouter,
     DenseRetriever,
+    Fusion,
     GreedyJoinRetriever,
     JoinGraph,
     LexicalRetriever,
@@ -24,21 +25,8 @@ from tabret.cli import main
 from tabret.index import _Retriever
 from tabret.methods import Inputs, build_pipeline, pipeline_stages
 from tabret.pipeline import Closure, GreedyJoin, JarExact, Route
+from test_join import SCHOOL, SHOP, _decompose
 
-SCHOOL = """
-CREATE TABLE students (id INTEGER PRIMARY KEY, name TEXT);
-CREATE TABLE courses (id INTEGER PRIMARY KEY, title TEXT);
-CREATE TABLE enrollments (
-  student_id INTEGER REFERENCES students(id),
-  course_id INTEGER REFERENCES courses(id),
-  grade REAL
-);
-"""
-SHOP = """
-CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT);
-CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id));
-CREATE TABLE products (id INTEGER PRIMARY KEY, title TEXT);
-"""
 QUESTION = "names of students and titles of their courses"
 
 
@@ -53,10 +41,6 @@ def index() -> TableIndex:
 @pytest.fixture(scope="module")
 def graph(index: TableIndex) -> JoinGraph:
     return JoinGraph.build(index)
-
-
-def _decompose(prompts: list[str]) -> list[str]:
-    return ["students:name\ncourses:title"] * len(prompts)
 
 
 def test_an_explicit_dense_first_stage_equals_the_builtin_one(
@@ -115,6 +99,15 @@ def test_pipelines_by_name(index: TableIndex, graph: JoinGraph) -> None:
         pipeline_stages("single-hop > nope")
     with pytest.raises(ValueError, match="a stage name is empty"):
         pipeline_stages("single-hop >")
+    with pytest.raises(ValueError, match="only the first stage fuses"):
+        pipeline_stages("single-hop > greedy-join + jar-exact")
+    fused = build_pipeline("single-hop + bm25 > greedy-join", index, inputs)
+    assert fused.name == "single-hop + bm25 > greedy-join"
+    res = fused.retrieve(QUESTION, 2)
+    assert [s.step for s in res.trace][:2] == ["greedy-join"] * 2
+    assert "fused" in {s.step for s in res.trace}
+    with pytest.raises(ValueError, match="the same index"):
+        Fusion(DenseRetriever(index), DenseRetriever(TableIndex.build(index.catalog, "hashing")))
     with pytest.raises(ValueError, match="needs a join graph"):
         build_pipeline("single-hop > greedy-join", index)
 

@@ -27,6 +27,8 @@ struct routing_options {
     float rank_constant = 10.0f;    ///< c: the hit at rank r (from 1) votes 1 / (c + r).
     std::size_t per_database = 3;   ///< A database's best votes counted (a big one gets no
                                     ///< more say for having many tables).
+    bool others = true;  ///< Keep the other databases' tables after the routed ones (false: drop
+                         ///< them, so a selector sees the routed databases only).
 };
 
 namespace detail {
@@ -66,16 +68,18 @@ inline std::vector<database_vote> database_votes(const catalog& cat, const retri
     return out;
 }
 
-/// Stably moves the items whose database is routed to the front, then keeps @p k.
+/// Stably moves the items whose database is routed to the front (drops the others unless
+/// @p others), then keeps @p k.
 template <class T, class DatabaseOf>
 std::vector<T> routed_first(std::vector<T> items, std::size_t k, DatabaseOf database_of,
-                            std::span<const database_vote> routed) {
+                            std::span<const database_vote> routed, bool others) {
     const auto is_routed = [&](const T& x) {
         const auto db = database_of(x);
         return std::any_of(routed.begin(), routed.end(),
                            [&](const database_vote& v) { return v.database == db; });
     };
-    std::stable_partition(items.begin(), items.end(), is_routed);
+    const auto end = std::stable_partition(items.begin(), items.end(), is_routed);
+    if (!others) items.erase(end, items.end());
     if (items.size() > k) items.resize(k);
     return items;
 }
@@ -86,9 +90,9 @@ std::vector<T> routed_first(std::vector<T> items, std::size_t k, DatabaseOf data
  * @brief Wraps a first stage @p R: asks it for `depth` tables and `column_depth` columns, ranks
  * the databases by their hits' rank votes (each one's best `per_database`), and returns the
  * first stage's tables of the best
- * `databases` databases first (in its order), then the others. Trace: a "route" entry per
- * routed table (query: the database, score: its votes), then the first stage's entries. Holds
- * the catalog by reference and @p R by value; `retrieve` is as thread-safe as @p R.
+ * `databases` databases first (in its order), then (unless `others` is false) the others. Trace: a
+ * "route" entry per routed table (query: the database, score: its votes), then the first stage's
+ * entries. Holds the catalog by reference and @p R by value; `retrieve` is as thread-safe as @p R.
  */
 template <Retriever R>
 class database_router {
@@ -127,8 +131,10 @@ class database_router {
             return catalog_.table(catalog_.column(c.column).table).database;
         };
         retrieval out;
-        out.tables = detail::routed_first(std::move(r.tables), o.k, db_of_table, routed);
-        out.columns = detail::routed_first(std::move(r.columns), o.k_columns, db_of_column, routed);
+        out.tables =
+            detail::routed_first(std::move(r.tables), o.k, db_of_table, routed, options_.others);
+        out.columns = detail::routed_first(std::move(r.columns), o.k_columns, db_of_column, routed,
+                                           options_.others);
         for (const auto& t : out.tables)
             for (const auto& v : routed)
                 if (v.database == db_of_table(t))

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class JoinSetup(NamedTuple):
     dataset: Literal["spider", "bird"]
     graph: JoinGraph
-    llm: CallableLLM
+    llm: CallableLLM | None  # None: no decompositions (each question its own sub-query)
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class JoinEval:
     jar: JarExactOptions
     jar_weights_auto: bool
     value_stats: bool
+    decompositions: bool = True
 
     def jar_options(self, dataset: Literal["spider", "bird"]) -> JarExactOptions:
         """jar-exact's options, with the benchmark's weights for --jar-weights auto."""
@@ -93,6 +94,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="build the join graph without JAR's recorded uniqueness and sample values",
     )
+    j.add_argument(
+        "--no-decompositions",
+        action="store_true",
+        help="greedy-join and jar-exact without JAR's recorded decompositions: each question is "
+        "its own only sub-query (what they do without an LLM)",
+    )
 
 
 def options(args: argparse.Namespace) -> JoinEval:
@@ -105,6 +112,7 @@ def options(args: argparse.Namespace) -> JoinEval:
         jar=jar if auto else replace(jar, weights=args.jar_weights),
         jar_weights_auto=auto,
         value_stats=not args.no_value_stats,
+        decompositions=not args.no_decompositions,
     )
 
 
@@ -132,6 +140,10 @@ def join_setup(
 
     dataset = _jar_dataset(bench.name)
     stats = jar_column_stats(bench.catalog, dataset, data) if j.value_stats else None
+    graph = JoinGraph.build(index, stats)
+    if not j.decompositions:
+        print("no decompositions: each question is its own only sub-query\n", flush=True)
+        return JoinSetup(dataset, graph, None)
     source = jar_decompositions(dataset, data)
     missing = sum(1 for q in bench.questions if q.question not in source)
     print(
@@ -139,4 +151,4 @@ def join_setup(
         f"{missing} without a recording (their sub-query is the question itself)\n",
         flush=True,
     )
-    return JoinSetup(dataset, JoinGraph.build(index, stats), lenient_replay(source))
+    return JoinSetup(dataset, graph, lenient_replay(source))
