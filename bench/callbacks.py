@@ -32,7 +32,7 @@ from tabret import (
 )
 from tabret.benchmarks import load_benchmark
 from tabret.embedders import FloatArray
-from tabret.index import _Retriever
+from tabret.index import BaseRetriever
 from tabret.join import lenient_replay
 from tabret.llms import CallableLLM, ReplayLLM, crush_recordings, jar_decompositions
 from tabret.rewriting import (
@@ -110,7 +110,7 @@ class PromptCountingRewriter:
 
 
 def _measure(
-    retriever: _Retriever, questions: list[str], counts: Counts, k: int, k_columns: int = 0
+    retriever: BaseRetriever, questions: list[str], counts: Counts, k: int, k_columns: int = 0
 ) -> dict[str, Any]:
     counts.reset()
     retriever._raw(questions, k, k_columns)
@@ -152,7 +152,7 @@ def run(benchmarks: Sequence[str], questions: int) -> dict[str, Any]:
         murre_rw = PromptCountingRewriter(
             CoverageRemovalRewriter(index.catalog, source), renderer, counts
         )
-        methods: list[tuple[str, _Retriever, int, int]] = [
+        methods: list[tuple[str, BaseRetriever, int, int]] = [
             ("single-hop", DenseRetriever(index), 10, 0),
             ("CRUSH", CrushRetriever(index, crush_rw), 20, 20),
             ("MURRE", MurreRetriever(index, murre_rw), 10, 0),

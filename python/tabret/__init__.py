@@ -27,7 +27,7 @@ from tabret.embedders import (
     OpenAICompatibleEmbedder,
     SentenceTransformerEmbedder,
 )
-from tabret.index import DenseRetriever, LexicalRetriever, Retriever, TableIndex
+from tabret.index import BaseRetriever, DenseRetriever, LexicalRetriever, Retriever, TableIndex
 from tabret.join import (
     ColumnStats,
     GreedyJoinRetriever,
@@ -43,6 +43,7 @@ from tabret.reverse import GeneratedQuestions, ReverseRetriever
 
 __all__ = [
     "AdaptiveRetriever",
+    "BaseRetriever",
     "CachedEmbedder",
     "CallableScorer",
     "Catalog",

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from tabret import _core
-from tabret.index import _Retriever
+from tabret.index import BaseRetriever
 
 if TYPE_CHECKING:
     from tabret.benchmarks import Benchmark
@@ -85,14 +85,14 @@ class CallableScorer:
 Scorer = SimilarityScorer | CallableScorer | WindowFn
 
 
-class AdaptiveRetriever(_Retriever):
+class AdaptiveRetriever(BaseRetriever):
     """ATR over any first stage (a tabret retriever): ``retrieve(questions)`` returns the whole
     re-ranked candidate list per question with ``cut`` set; ``k`` is not a length here (it only
     has to be positive). One first-stage call and one scorer call per window step per batch."""
 
     def __init__(
         self,
-        first_stage: _Retriever,
+        first_stage: BaseRetriever,
         scorer: Scorer | None = None,
         *,
         candidates: int = 50,
@@ -181,7 +181,7 @@ GRIDS: dict[str, list[float]] = {
 
 
 def fit_threshold(
-    first_stage: _Retriever,
+    first_stage: BaseRetriever,
     bench: Benchmark,
     rule: ThresholdRule,
     *,

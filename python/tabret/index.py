@@ -174,10 +174,10 @@ class Retriever(Protocol):
     ) -> list[Retrieval]: ...
 
 
-class _Retriever:
-    """The shared call shape: ``retrieve(question or questions, k, k_columns=0)``. Subclasses
-    implement ``_raw`` (a batch in, native results out), which is also how one stage calls the
-    stage before it; ``ranks_columns`` says whether ``k_columns`` > 0 is answered."""
+class BaseRetriever:
+    """The base of tabret's retrievers (and of your own): ``retrieve(question or questions, k,
+    k_columns=0)`` over ``_raw``, a batch in, native results out, which is also how one stage
+    calls the stage before it; ``ranks_columns`` says whether ``k_columns`` > 0 is answered."""
 
     index: TableIndex
     ranks_columns: bool = False
@@ -213,7 +213,7 @@ class _NativeRetrieve(Protocol):
     def retrieve(self, questions: list[str], k: int, k_columns: int, /) -> _RawResults: ...
 
 
-class _NativeRetriever(_Retriever):
+class _NativeRetriever(BaseRetriever):
     """A retriever whose whole work is one native ``retrieve`` call."""
 
     _core: _NativeRetrieve
@@ -247,7 +247,7 @@ class DenseRetriever(_NativeRetriever):
         )
 
 
-class LexicalRetriever(_Retriever):
+class LexicalRetriever(BaseRetriever):
     """BM25 over the index's table texts: no model at all (the lexical floor)."""
 
     def __init__(self, index: TableIndex) -> None:

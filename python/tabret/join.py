@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
-from tabret.index import TableIndex, _NativeRetriever, _Retriever
+from tabret.index import BaseRetriever, TableIndex, _NativeRetriever
 from tabret.llms import CallableLLM, ReplaySource
 from tabret.rewriting import DecompositionRewriter, LLMLike
 
@@ -139,7 +139,7 @@ def _rewriter(
     return DecompositionRewriter(decompositions)
 
 
-def _first_stage(first: _Retriever | None) -> Callable[[list[str], int, int], Any] | None:
+def _first_stage(first: BaseRetriever | None) -> Callable[[list[str], int, int], Any] | None:
     """The callable a native selector calls for its candidates (None: its own dense ones)."""
     return None if first is None else first._raw
 
@@ -162,7 +162,7 @@ class GreedyJoinRetriever(_NativeRetriever):
         *,
         candidates: int = 20,
         weights: Literal["paper", "reference"] | Sequence[float] = "paper",
-        first: _Retriever | None = None,
+        first: BaseRetriever | None = None,
     ) -> None:
         w = GREEDY_WEIGHTS[weights] if isinstance(weights, str) else tuple(weights)
         if len(w) != 3:
@@ -203,7 +203,7 @@ class JarExactRetriever(_NativeRetriever):
         candidates: int = 20,
         weights: Literal["spider", "bird"] | Sequence[float] = "spider",
         connectivity: Literal["soft", "strict"] = "soft",
-        first: _Retriever | None = None,
+        first: BaseRetriever | None = None,
     ) -> None:
         w = list(JAR_WEIGHTS[weights] if isinstance(weights, str) else weights)
         self.index = index
@@ -220,7 +220,7 @@ class JarExactRetriever(_NativeRetriever):
         )
 
 
-class JoinClosure(_Retriever):
+class JoinClosure(BaseRetriever):
     """Any retriever plus bridge tables: for the top ``k`` tables, the tables on shortest
     declared-FK paths between selected tables of the same database (at most ``max_between``
     per path, ``budget`` per question), marked ``"bridge"`` in the trace. ``mode="append"``
@@ -229,7 +229,7 @@ class JoinClosure(_Retriever):
 
     def __init__(
         self,
-        retriever: _Retriever,
+        retriever: BaseRetriever,
         *,
         budget: int = 2,
         max_between: int = 2,

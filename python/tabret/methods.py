@@ -28,7 +28,7 @@ from typing import Any, Generic, Literal, TypeVar, cast
 
 from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, ThresholdRule
 from tabret.crush import CrushCandidates, CrushObjective, CrushRetriever, ProbeContext
-from tabret.index import DenseRetriever, LexicalRetriever, TableIndex, _Retriever
+from tabret.index import BaseRetriever, DenseRetriever, LexicalRetriever, TableIndex
 from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
 from tabret.llms import CallableLLM
 from tabret.murre import MurreRetriever
@@ -100,7 +100,7 @@ class Inputs:
     graph: JoinGraph | None = None
     questions: GeneratedQuestions | None = None
     rewriter: RewriterFactory | None = None
-    first: _Retriever | None = None
+    first: BaseRetriever | None = None
 
 
 @dataclass(frozen=True)
@@ -195,7 +195,7 @@ class Method(Generic[OptionsT]):
     description: str
     kind: StageKind
     options: Callable[[], OptionsT]
-    build: Callable[[TableIndex, Inputs, OptionsT], _Retriever]
+    build: Callable[[TableIndex, Inputs, OptionsT], BaseRetriever]
     #: What it cannot run without.
     needs: frozenset[Need] = frozenset()
     #: What it uses when given (an LLM, decompositions) ...
@@ -216,8 +216,8 @@ class Method(Generic[OptionsT]):
         return self.label or self.name
 
     def after(
-        self, previous: _Retriever, index: TableIndex, inputs: Inputs, options: OptionsT
-    ) -> _Retriever:
+        self, previous: BaseRetriever, index: TableIndex, inputs: Inputs, options: OptionsT
+    ) -> BaseRetriever:
         """This stage over ``previous`` (a pipeline's next stage)."""
         if not self.takes_first:
             raise ValueError(f"{self.name} cannot follow another stage (it ranks the index)")
@@ -234,7 +234,7 @@ def _graph(inputs: Inputs, name: str) -> JoinGraph:
     return inputs.graph
 
 
-def _first(index: TableIndex, inputs: Inputs) -> _Retriever:
+def _first(index: TableIndex, inputs: Inputs) -> BaseRetriever:
     return inputs.first if inputs.first is not None else DenseRetriever(index)
 
 
@@ -249,25 +249,25 @@ def _decomposer(inputs: Inputs) -> LLMLike:
     return CallableLLM(_no_decomposition, "no LLM")
 
 
-def _single_hop(index: TableIndex, inputs: Inputs, options: NoOptions) -> _Retriever:
+def _single_hop(index: TableIndex, inputs: Inputs, options: NoOptions) -> BaseRetriever:
     return DenseRetriever(index)
 
 
-def _hybrid(index: TableIndex, inputs: Inputs, options: NoOptions) -> _Retriever:
+def _hybrid(index: TableIndex, inputs: Inputs, options: NoOptions) -> BaseRetriever:
     return DenseRetriever(index, hybrid=True)
 
 
-def _bm25(index: TableIndex, inputs: Inputs, options: NoOptions) -> _Retriever:
+def _bm25(index: TableIndex, inputs: Inputs, options: NoOptions) -> BaseRetriever:
     return LexicalRetriever(index)
 
 
-def _reverse(index: TableIndex, inputs: Inputs, options: ReverseOptions) -> _Retriever:
+def _reverse(index: TableIndex, inputs: Inputs, options: ReverseOptions) -> BaseRetriever:
     if inputs.questions is None:
         raise _missing("reverse", "generated questions")
     return ReverseRetriever(index, inputs.questions, candidates=options.candidates)
 
 
-def _crush(index: TableIndex, inputs: Inputs, options: CrushOptions) -> _Retriever:
+def _crush(index: TableIndex, inputs: Inputs, options: CrushOptions) -> BaseRetriever:
     rewriter = None if inputs.rewriter is None else inputs.rewriter("tabulated")
     if rewriter is None and inputs.llm is None:
         raise _missing("crush", "an LLM (it hallucinates a schema)")
@@ -284,7 +284,7 @@ def _crush(index: TableIndex, inputs: Inputs, options: CrushOptions) -> _Retriev
     )
 
 
-def _greedy_join(index: TableIndex, inputs: Inputs, options: GreedyJoinOptions) -> _Retriever:
+def _greedy_join(index: TableIndex, inputs: Inputs, options: GreedyJoinOptions) -> BaseRetriever:
     graph = _graph(inputs, "greedy-join")
     return GreedyJoinRetriever(
         index,
@@ -296,7 +296,7 @@ def _greedy_join(index: TableIndex, inputs: Inputs, options: GreedyJoinOptions) 
     )
 
 
-def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> _Retriever:
+def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> BaseRetriever:
     graph = _graph(inputs, "jar-exact")
     return JarExactRetriever(
         index,
@@ -309,7 +309,7 @@ def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> _
     )
 
 
-def _adaptive(index: TableIndex, inputs: Inputs, options: AdaptiveOptions) -> _Retriever:
+def _adaptive(index: TableIndex, inputs: Inputs, options: AdaptiveOptions) -> BaseRetriever:
     return AdaptiveRetriever(
         _first(index, inputs),
         options.scorer(),
@@ -329,7 +329,7 @@ def _murre_rewriter(index: TableIndex, inputs: Inputs, output: RemovalOutput) ->
     return MurreRewriter(index.catalog, inputs.llm)
 
 
-def _murre(index: TableIndex, inputs: Inputs, options: MurreOptions) -> _Retriever:
+def _murre(index: TableIndex, inputs: Inputs, options: MurreOptions) -> BaseRetriever:
     rewriter = _murre_rewriter(index, inputs, options.output)
     if options.reference:
         return MurreRetriever.reference(index, rewriter, beam=options.beam, hops=options.hops)
@@ -344,7 +344,7 @@ def _murre(index: TableIndex, inputs: Inputs, options: MurreOptions) -> _Retriev
     )
 
 
-def _route(index: TableIndex, inputs: Inputs, options: RouteOptions) -> _Retriever:
+def _route(index: TableIndex, inputs: Inputs, options: RouteOptions) -> BaseRetriever:
     return DatabaseRouter(
         _first(index, inputs),
         databases=options.databases,
@@ -356,7 +356,7 @@ def _route(index: TableIndex, inputs: Inputs, options: RouteOptions) -> _Retriev
     )
 
 
-def _closure(index: TableIndex, inputs: Inputs, options: ClosureOptions) -> _Retriever:
+def _closure(index: TableIndex, inputs: Inputs, options: ClosureOptions) -> BaseRetriever:
     if inputs.first is None:
         raise _missing("closure", "a retriever to add bridge tables to")
     return JoinClosure(
@@ -536,7 +536,9 @@ def pipeline_stages(spec: str) -> list[Method[Any]]:
     return [stage(n) for names in stages for n in names]
 
 
-def compose(spec: str, build: Callable[[Method[Any], _Retriever | None], _Retriever]) -> Pipeline:
+def compose(
+    spec: str, build: Callable[[Method[Any], BaseRetriever | None], BaseRetriever]
+) -> Pipeline:
     """The pipeline ``spec``, each stage made by ``build(method, stage before or None)``; fused
     first stages are combined by reciprocal rank (:class:`~tabret.pipeline.Fusion`)."""
     pipeline_stages(spec)  # checks every name

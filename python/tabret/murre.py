@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 from tabret import _core
-from tabret.index import TableIndex, _Retriever
+from tabret.index import BaseRetriever, TableIndex
 from tabret.rewriting import QueryRewriter, RewriteRequest, RewriteResult
 
 __all__ = ["FallbackRewriter", "MurreRetriever", "PathScoring"]
@@ -25,7 +25,7 @@ __all__ = ["FallbackRewriter", "MurreRetriever", "PathScoring"]
 PathScoring = Literal["paper", "reference"]
 
 
-class MurreRetriever(_Retriever):
+class MurreRetriever(BaseRetriever):
     """MURRE beam search: ``beam`` paths kept per hop, ``hops`` hops (the first with the
     question). Per batch and hop: one embedder call and one rewriter call (identical requests
     once); a beam whose rewrite says stop makes no further calls, so a question costs at most

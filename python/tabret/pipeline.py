@@ -29,7 +29,7 @@ from typing import Any
 
 from tabret import _core
 from tabret.adaptive import AdaptiveRetriever
-from tabret.index import DenseRetriever, _NativeRetriever, _Retriever
+from tabret.index import BaseRetriever, DenseRetriever, _NativeRetriever
 from tabret.join import (
     Decomposer,
     GreedyJoinRetriever,
@@ -66,7 +66,7 @@ class DatabaseRouter(_NativeRetriever):
 
     def __init__(
         self,
-        first: _Retriever,
+        first: BaseRetriever,
         *,
         databases: int = _ROUTING.databases,
         depth: int = _ROUTING.depth,
@@ -106,7 +106,7 @@ class Fusion(_NativeRetriever):
     ``depth`` tables; columns come from ``a``. Trace: a ``fused`` entry per table, then both
     stages' entries. Options and defaults: ``_core.FusedRetriever``."""
 
-    def __init__(self, a: _Retriever, b: _Retriever, **options: Any) -> None:
+    def __init__(self, a: BaseRetriever, b: BaseRetriever, **options: Any) -> None:
         if a.index is not b.index:
             raise ValueError("fused stages must search the same index")
         self.index, self.a, self.b = a.index, a, b
@@ -123,7 +123,7 @@ class Stage:
     def __init__(self, **options: Any) -> None:
         self.options = options
 
-    def over(self, previous: _Retriever) -> _Retriever:
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
         raise NotImplementedError
 
     def __repr__(self) -> str:
@@ -139,7 +139,7 @@ class GreedyJoin(Stage):
         super().__init__(**options)
         self.graph, self.decompositions = graph, decompositions
 
-    def over(self, previous: _Retriever) -> _Retriever:
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
         return GreedyJoinRetriever(
             previous.index, self.graph, self.decompositions, first=previous, **self.options
         )
@@ -150,7 +150,7 @@ class JarExact(GreedyJoin):
 
     name = "jar-exact"
 
-    def over(self, previous: _Retriever) -> _Retriever:
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
         return JarExactRetriever(
             previous.index, self.graph, self.decompositions, first=previous, **self.options
         )
@@ -161,7 +161,7 @@ class Route(Stage):
 
     name = "route"
 
-    def over(self, previous: _Retriever) -> _Retriever:
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
         return DatabaseRouter(previous, **self.options)
 
 
@@ -170,7 +170,7 @@ class Closure(Stage):
 
     name = "closure"
 
-    def over(self, previous: _Retriever) -> _Retriever:
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
         return JoinClosure(previous, **self.options)
 
 
@@ -179,18 +179,18 @@ class AdaptiveCut(Stage):
 
     name = "adaptive"
 
-    def over(self, previous: _Retriever) -> _Retriever:
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
         return AdaptiveRetriever(previous, **self.options)
 
 
-class Pipeline(_Retriever):
+class Pipeline(BaseRetriever):
     """``first`` (any tabret retriever), then ``select`` over its candidates, then each of
     ``post`` over what came before. A retriever itself: ``retrieve``, ``index``, usable as the
     first stage of another pipeline, in integrations and in ``tabret.eval``."""
 
     def __init__(
         self,
-        first: _Retriever,
+        first: BaseRetriever,
         select: Stage | None = None,
         post: Sequence[Stage] = (),
         *,

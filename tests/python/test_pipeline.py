@@ -22,7 +22,7 @@ from tabret import (
     _core,
 )
 from tabret.cli import main
-from tabret.index import _Retriever
+from tabret.index import BaseRetriever
 from tabret.methods import Inputs, build_pipeline, pipeline_stages
 from tabret.pipeline import Closure, GreedyJoin, JarExact, Route
 from test_join import SCHOOL, SHOP, _decompose
@@ -112,7 +112,7 @@ def test_pipelines_by_name(index: TableIndex, graph: JoinGraph) -> None:
         build_pipeline("single-hop > greedy-join", index)
 
 
-class _Broken(_Retriever):
+class _Broken(BaseRetriever):
     def __init__(self, index: TableIndex, answer: object) -> None:
         self.index = index
         self.answer = answer

@@ -14,7 +14,7 @@ from tabret.methods import METHODS, AdaptiveOptions, Inputs, NoOptions
 if TYPE_CHECKING:
     from tabret.adaptive import ThresholdRule
     from tabret.benchmarks import Benchmark
-    from tabret.index import TableIndex, _Retriever
+    from tabret.index import BaseRetriever, TableIndex
 
 
 @dataclass(frozen=True)
@@ -112,7 +112,7 @@ def options(args: argparse.Namespace) -> AdaptiveEval:
     )
 
 
-def _first(a: AdaptiveEval, index: TableIndex) -> _Retriever:
+def _first(a: AdaptiveEval, index: TableIndex) -> BaseRetriever:
     method = METHODS[a.first_stage]
     return method.build(index, Inputs(), method.options())
 
@@ -122,7 +122,7 @@ def adaptive(
     index: TableIndex,
     rule: ThresholdRule,
     other: tuple[Benchmark, TableIndex] | None,
-) -> tuple[str, _Retriever]:
+) -> tuple[str, BaseRetriever]:
     """ATR with the similarity scorer (threshold ``rule``) over --first-stage; the rule's value
     is fitted on ``other`` (--calibrate-on: another benchmark and its index) when given."""
     from tabret.adaptive import fit_threshold

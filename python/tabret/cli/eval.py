@@ -27,7 +27,7 @@ from tabret.methods import (
 if TYPE_CHECKING:
     from tabret.benchmarks import Benchmark
     from tabret.eval import EvalResult, RetrieveFn
-    from tabret.index import TableIndex, _Retriever
+    from tabret.index import BaseRetriever, TableIndex
     from tabret.reverse import GeneratedQuestions
 
 
@@ -220,7 +220,7 @@ def _options(method: Method[Any], o: EvalOptions, join: _eval_join.JoinSetup | N
 
 def _retriever(
     name: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
-) -> _Retriever:
+) -> BaseRetriever:
     """A method without its own evaluation (not crush, adaptive or MURRE) over ``index``."""
     method = METHODS[name]
     return method.build(index, _inputs(method, o, index, join), _options(method, o, join))
@@ -228,10 +228,10 @@ def _retriever(
 
 def _pipeline(
     spec: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
-) -> _Retriever:
+) -> BaseRetriever:
     """A --pipeline: each stage built like its --method (options and inputs), over the last."""
 
-    def build(method: Method[Any], first: _Retriever | None) -> _Retriever:
+    def build(method: Method[Any], first: BaseRetriever | None) -> BaseRetriever:
         if method.name == "crush" or method.name == "adaptive" or _murre.is_murre(method.name):
             raise ValueError(
                 f"--pipeline: {method.name} evaluates only alone (use --method {method.name})"
@@ -258,7 +258,7 @@ def _check_level(o: EvalOptions) -> None:
 
 def _runs(
     o: EvalOptions, index: TableIndex, bench: Benchmark, embedder: object
-) -> tuple[list[EvalResult], list[tuple[str, _Retriever]]]:
+) -> tuple[list[EvalResult], list[tuple[str, BaseRetriever]]]:
     """CRUSH's results (it evaluates itself) and the (label, retriever) of every other method."""
     other = None
     if "adaptive" in o.methods:
@@ -267,7 +267,7 @@ def _runs(
         )
     join = _eval_join.join_setup(_stage_names(o), o.join, bench, index, o.data_dir)
     results: list[EvalResult] = []
-    runs: list[tuple[str, _Retriever]] = []
+    runs: list[tuple[str, BaseRetriever]] = []
     for method in o.methods:
         if method == "crush":
             res = _crush.crush_eval(
@@ -328,12 +328,12 @@ def run(o: EvalOptions) -> int:
     return 0
 
 
-def _with_closure(base: _Retriever, o: EvalOptions) -> _Retriever:
+def _with_closure(base: BaseRetriever, o: EvalOptions) -> BaseRetriever:
     closure = METHODS["closure"]
     return closure.build(base.index, Inputs(first=base), o.join.closure_options)
 
 
-def _with_columns(retriever: _Retriever) -> RetrieveFn:
+def _with_columns(retriever: BaseRetriever) -> RetrieveFn:
     """``retrieve(questions, k)`` that also asks for the top ``k`` columns."""
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
 

@@ -26,7 +26,7 @@ from tabret.methods import (
 
 if TYPE_CHECKING:
     from tabret import _core
-    from tabret.index import TableIndex, _Retriever
+    from tabret.index import BaseRetriever, TableIndex
     from tabret.rewriting import LLMLike
 
 #: The adaptive cut of ``tabret query``: z = 1.25, fitted on SpiderUnion for 80% complete
@@ -202,12 +202,12 @@ def _llm(o: QueryOptions) -> LLMLike | None:
     return OpenAICompatibleLLM(o.llm_url, o.llm_model, None if in_url else key)
 
 
-def make_retriever(o: QueryOptions, index: TableIndex, saved: SavedParts) -> _Retriever:
+def make_retriever(o: QueryOptions, index: TableIndex, saved: SavedParts) -> BaseRetriever:
     """The retriever ``--method`` or ``--pipeline`` names over a loaded index (``--closure``
     wraps it)."""
     llm = _llm(o)
 
-    def build(method: Method[Any], first: _Retriever | None) -> _Retriever:
+    def build(method: Method[Any], first: BaseRetriever | None) -> BaseRetriever:
         inputs = replace(_inputs(method, index, saved, llm), first=first)
         return method.build(index, inputs, _options(method, o))
 

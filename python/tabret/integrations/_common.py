@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal
 
-from tabret.index import TableIndex
-from tabret.results import Retrieval
+from tabret.index import Retriever
 
 __all__ = ["ContentFormat", "RetrieverLike", "TableDocument", "table_documents"]
 
 ContentFormat = Literal["ddl", "signature", "words"]
 
 
-class RetrieverLike(Protocol):
-    """Any tabret retriever: ``retrieve(question, k)`` and the ``index`` it searches."""
-
-    @property
-    def index(self) -> TableIndex: ...
-
-    def retrieve(self, questions: str, k: int = 10) -> Retrieval: ...
+#: Any tabret retriever (kept for code written before :class:`tabret.Retriever`).
+RetrieverLike = Retriever
 
 
 @dataclass(frozen=True)
