@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -52,6 +53,34 @@ def _checksum(name: bytes, text: bytes, vector: bytes) -> int:
     crc = zlib.crc32(len(name).to_bytes(8, "little") + name)
     crc = zlib.crc32(len(text).to_bytes(8, "little") + text, crc)
     return zlib.crc32(vector, crc)
+
+
+def _header(db: sqlite3.Connection) -> tuple[int, int, int]:
+    """application_id, user_version and the number of schema entries, read in one snapshot
+    (another process may be creating the cache between two separate reads)."""
+    db.execute("BEGIN")
+    try:
+        app = db.execute("PRAGMA application_id").fetchone()[0]
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        tables = db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]
+    finally:
+        db.execute("COMMIT")
+    return int(app), int(version), int(tables)
+
+
+def _set_wal(db: sqlite3.Connection) -> None:
+    """Switches to WAL mode. SQLite answers "database is locked" at once, without waiting, when
+    another process holds a write lock while this one holds a read lock; retry until
+    BUSY_TIMEOUT_S."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL").fetchone()
+            return
+        except sqlite3.OperationalError as err:
+            if "locked" not in str(err) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 class DiskCachedEmbedder:
@@ -101,9 +130,7 @@ class DiskCachedEmbedder:
         except sqlite3.Error as err:
             raise self._fail("cannot open", err) from err
         try:
-            app = db.execute("PRAGMA application_id").fetchone()[0]
-            version = db.execute("PRAGMA user_version").fetchone()[0]
-            tables = db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0]
+            app, version, tables = _header(db)
             if app == APPLICATION_ID:
                 if version != FORMAT_VERSION:
                     raise FileError(
@@ -121,7 +148,7 @@ class DiskCachedEmbedder:
                     f"{path}: a SQLite database that is not a tabret embedding cache "
                     f"(application_id {app}); the file was left untouched"
                 )
-            db.execute("PRAGMA journal_mode = WAL").fetchone()
+            _set_wal(db)
             if app == 0:
                 db.execute("BEGIN IMMEDIATE")
                 try:
