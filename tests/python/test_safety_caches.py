@@ -294,7 +294,7 @@ def test_cached_embedder_callback_may_call_the_same_cache() -> None:
 
 
 _LONG_RETRIEVE = """
-import sys, time
+import sys
 import tabret
 from tabret import Catalog, HashingEmbedder
 from tabret.index import DenseRetriever, LexicalRetriever, TableIndex
@@ -313,12 +313,9 @@ retriever = DenseRetriever(index) if kind == "dense" else LexicalRetriever(index
 def questions(n):
     return [f"which t{i % tables} has name {i % 97} and value {i % 89}" for i in range(n)]
 
-# Calibrate: enough questions for at least 60 s of uninterrupted work on this machine.
-probe = 200
-start = time.perf_counter()
-retriever.retrieve(questions(probe), 5)
-per_question = max((time.perf_counter() - start) / probe, 1e-6)
-n = int(min(max(60.0 / per_question, 10 * probe), 2_000_000))
+# 2,000,000 questions against 20,000 tables: minutes of work on any machine (no calibration
+# against a clock); the signal comes 2 s after "started".
+n = 2_000_000
 qs = questions(n)
 print("started", n, flush=True)
 try:
@@ -332,7 +329,7 @@ print("finished", flush=True)
 
 @pytest.mark.parametrize(("kind", "tables"), [("dense", 20_000), ("bm25", 20_000)])
 def test_a_long_batched_retrieve_stops_on_ctrl_c(kind: str, tables: int) -> None:
-    """The child runs a retrieve sized to take a minute or more; SIGINT must end it with
+    """The child runs a retrieve of minutes (2,000,000 questions); SIGINT must end it with
     KeyboardInterrupt before the batch is done (before the fix: only when the whole batch was
     done). The 120 s bound only catches a hang; an ignored signal shows as "finished"."""
     assert_stops_on_sigint(_LONG_RETRIEVE, kind, str(tables), what="the retrieve")
