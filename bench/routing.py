@@ -16,7 +16,7 @@ import argparse
 from collections.abc import Sequence
 
 from tabret import DatabaseRouter, DenseRetriever, TableIndex
-from tabret.benchmarks import load_benchmark
+from tabret.benchmarks import Benchmark, load_benchmark
 from tabret.cli._common import embedder_arg, memo
 from tabret.cli._eval_join import JoinEval, join_setup
 from tabret.eval import EvalResult, evaluate, format_table
@@ -26,8 +26,7 @@ from tabret.pipeline import GreedyJoin, Pipeline, Route
 VARIANTS = [(1, True), (1, False), (2, False), (3, False)]
 
 
-def _routing_accuracy(router: DatabaseRouter, index: TableIndex, bench_name: str) -> float:
-    bench = load_benchmark(bench_name)
+def _routing_accuracy(router: DatabaseRouter, index: TableIndex, bench: Benchmark) -> float:
     cat = index.catalog
     questions = [q.question for q in bench.questions]
     routed = router.retrieve(questions, 1)
@@ -69,9 +68,9 @@ def run(bench_name: str, embedding_cache: str | None) -> None:
             )
         )
     print(format_table(results, seconds=False, tables=True))
-    accuracy = _routing_accuracy(DatabaseRouter(DenseRetriever(index)), index, bench_name)
+    accuracy = _routing_accuracy(DatabaseRouter(DenseRetriever(index)), index, bench)
     top1 = _routing_accuracy(
-        DatabaseRouter(DenseRetriever(index), column_depth=0, depth=1), index, bench_name
+        DatabaseRouter(DenseRetriever(index), column_depth=0, depth=1), index, bench
     )
     print(f"\nrouted database = gold database: {accuracy:.1f}% (top-1 table's: {top1:.1f}%)\n")
 

@@ -515,25 +515,26 @@ def stage(name: str, kind: StageKind | None = None) -> Method[Any]:
     return method
 
 
-def _parse(spec: str) -> list[list[str]]:
-    """``"a + b > c > d"`` as [[a, b], [c], [d]]: stages, each of fused alternatives."""
+def _parse(spec: str) -> list[list[Method[Any]]]:
+    """``"a + b > c > d"`` as [[a, b], [c], [d]]: stages, each of fused alternatives, checked:
+    no empty name, only the first stage fused, every later stage taking the one before."""
     stages = [[n.strip() for n in part.split("+")] for part in spec.split(">")]
-    if not all(all(stage) for stage in stages):
+    if not all(all(names) for names in stages):
         raise ValueError(f"pipeline '{spec}': a stage name is empty")
-    if any(len(stage) > 1 for stage in stages[1:]):
+    if any(len(names) > 1 for names in stages[1:]):
         raise ValueError(f"pipeline '{spec}': only the first stage fuses ('a + b > …')")
-    return stages
+    methods = [[stage(n) for n in names] for names in stages]
+    for (m,) in methods[1:]:
+        if not m.takes_first:
+            raise ValueError(f"pipeline '{spec}': {m.name} cannot follow another stage")
+    return methods
 
 
 def pipeline_stages(spec: str) -> list[Method[Any]]:
     """The methods of a pipeline spelled ``"first > stage > stage"`` (the first stage may fuse
     several: ``"hybrid + reverse > greedy-join"``); each stage after the first must take one
     (:meth:`Method.after`)."""
-    stages = _parse(spec)
-    for name in (n for stage in stages[1:] for n in stage):
-        if not stage(name).takes_first:
-            raise ValueError(f"pipeline '{spec}': {name} cannot follow another stage")
-    return [stage(n) for names in stages for n in names]
+    return [m for methods in _parse(spec) for m in methods]
 
 
 def compose(
@@ -541,12 +542,12 @@ def compose(
 ) -> Pipeline:
     """The pipeline ``spec``, each stage made by ``build(method, stage before or None)``; fused
     first stages are combined by reciprocal rank (:class:`~tabret.pipeline.Fusion`)."""
-    pipeline_stages(spec)  # checks every name
     first, *rest = _parse(spec)
-    retriever = reduce(Fusion, [build(stage(n), None) for n in first])
-    for (name,) in rest:
-        retriever = build(stage(name), retriever)
-    return Pipeline(retriever, name=" > ".join(" + ".join(s) for s in [first, *rest]))
+    retriever = reduce(Fusion, [build(m, None) for m in first])
+    for (m,) in rest:
+        retriever = build(m, retriever)
+    names = [" + ".join(m.name for m in first), *(m.name for (m,) in rest)]
+    return Pipeline(retriever, name=" > ".join(names))
 
 
 def build_pipeline(spec: str, index: TableIndex, inputs: Inputs = Inputs()) -> Pipeline:
