@@ -26,7 +26,7 @@ class TableDocument:
 
 
 def table_documents(
-    retriever: RetrieverLike, question: str, k: int, content: ContentFormat = "ddl"
+    retriever: Retriever, question: str, k: int, content: ContentFormat = "ddl"
 ) -> list[TableDocument]:
     """The top-``k`` tables for ``question`` (cut where an adaptive method cut), best first."""
     if not isinstance(question, str):

@@ -18,7 +18,8 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
     ) from err
 from pydantic import ConfigDict, Field
 
-from tabret.integrations._common import ContentFormat, RetrieverLike, table_documents
+from tabret.index import Retriever
+from tabret.integrations._common import ContentFormat, table_documents
 
 __all__ = ["TabretRetriever"]
 
@@ -38,7 +39,7 @@ class TabretRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        retriever: RetrieverLike = self.retriever
+        retriever: Retriever = self.retriever
         return [
             Document(page_content=d.content, metadata=d.metadata, id=d.id)
             for d in table_documents(retriever, query, self.k, self.content)

@@ -14,7 +14,8 @@ except ImportError as err:  # pragma: no cover - exercised only without the extr
         "tabret.integrations.llama_index needs llama-index-core: pip install 'tabret[llamaindex]'"
     ) from err
 
-from tabret.integrations._common import ContentFormat, RetrieverLike, table_documents
+from tabret.index import Retriever
+from tabret.integrations._common import ContentFormat, table_documents
 
 __all__ = ["TabretRetriever"]
 
@@ -27,9 +28,7 @@ class TabretRetriever(BaseRetriever):
     (DDL by default), a stable ``id_`` (``tabret:<db>.<table>``) and database, table, score,
     rank and trace in ``metadata``; the node's score is tabret's score."""
 
-    def __init__(
-        self, retriever: RetrieverLike, k: int = 5, content: ContentFormat = "ddl"
-    ) -> None:
+    def __init__(self, retriever: Retriever, k: int = 5, content: ContentFormat = "ddl") -> None:
         super().__init__()
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
