@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "tabret/error.hpp"
+#include "tabret/text/case.hpp"
 
 namespace tabret {
 
@@ -56,22 +57,6 @@ struct foreign_key {
 };
 
 namespace detail {
-
-/// Lower-cases ASCII; SQL identifiers compare case-insensitively.
-inline std::string fold(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-/// ASCII case-insensitive equality: the same folding as fold() and the catalog's lookups.
-inline bool iequals(std::string_view a, std::string_view b) noexcept {
-    return a.size() == b.size() &&
-           std::equal(a.begin(), a.end(), b.begin(), [](unsigned char x, unsigned char y) {
-               return std::tolower(x) == std::tolower(y);
-           });
-}
 
 /// Splits snake_case, kebab-case and CamelCase identifiers into lower-case words.
 inline std::string natural_name(std::string_view ident) {

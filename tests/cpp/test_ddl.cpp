@@ -1,4 +1,5 @@
 #include <tabret/io/ddl.hpp>
+#include <tabret/io/text_file.hpp>
 
 #include <algorithm>
 #include <filesystem>

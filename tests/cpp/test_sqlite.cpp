@@ -1,6 +1,8 @@
 #include <tabret/io/file.hpp>
 #include <tabret/io/sqlite.hpp>
 
+#include <sqlite3.h>
+
 #include <fstream>
 
 #include "test_support.hpp"

@@ -3,143 +3,33 @@
 /// @brief tabret's own catalog JSON format (`"format": "tabret-catalog"`, version 1).
 
 #include <filesystem>
-#include <string>
 #include <string_view>
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json.hpp>  // the type of catalog_to_json and catalog_from_json
 
 #include "tabret/catalog.hpp"
-#include "tabret/io/file.hpp"
-#include "tabret/io/json_reader.hpp"
 
 namespace tabret {
 
 inline constexpr int catalog_json_version = 1;
 
 /** @brief The catalog as a JSON document (ids are implied by order). Thread-safe. */
-inline nlohmann::json catalog_to_json(const catalog& cat) {
-    using nlohmann::json;
-    json dbs = json::array();
-    for (const auto& db : cat.databases()) {
-        json tables = json::array();
-        for (auto t : db.tables) {
-            const auto& tb = cat.table(t);
-            json cols = json::array();
-            for (auto c : tb.columns) {
-                const auto& col = cat.column(c);
-                cols.push_back({{"name", col.name},
-                                {"nl_name", col.nl_name},
-                                {"type", col.type},
-                                {"description", col.description}});
-            }
-            json pk = json::array();
-            for (auto c : tb.primary_key) pk.push_back(cat.column(c).name);
-            json fks = json::array();
-            for (const auto& fk : cat.foreign_keys_from(t)) {
-                const auto& to = cat.column(fk.to);
-                fks.push_back({{"column", cat.column(fk.from).name},
-                               {"ref_table", cat.table(to.table).name},
-                               {"ref_column", to.name}});
-            }
-            tables.push_back({{"name", tb.name},
-                              {"nl_name", tb.nl_name},
-                              {"description", tb.description},
-                              {"columns", cols},
-                              {"primary_key", pk},
-                              {"foreign_keys", fks}});
-        }
-        dbs.push_back({{"name", db.name}, {"description", db.description}, {"tables", tables}});
-    }
-    return {{"format", "tabret-catalog"}, {"version", catalog_json_version}, {"databases", dbs}};
-}
-
-namespace detail {
-
-inline column_id json_column(const catalog& cat, const json_reader& r, table_id t,
-                             const nlohmann::json& name, const char* what) {
-    if (!name.is_string()) r.fail(fmt::format("{} holds a non-string", what));
-    const auto c = cat.find_column(t, name.get<std::string>());
-    if (!c)
-        r.fail(fmt::format("{} names column '{}' which table '{}' does not have", what,
-                           name.get<std::string>(), cat.qualified_name(t)));
-    return *c;
-}
-
-inline void add_json_database(catalog& cat, const json_reader& r) {
-    const auto db = cat.add_database(r.str("name"), r.opt_str("description"));
-    const auto& tables = r.list("tables");
-    // Tables and columns first: foreign keys may point forward.
-    for (std::size_t i = 0; i < tables.size(); ++i) {
-        const auto tr = r.child(tables[i], "tables", i);
-        const auto t =
-            cat.add_table(db, tr.str("name"), tr.opt_str("nl_name"), tr.opt_str("description"));
-        const auto& cols = tr.list("columns");
-        for (std::size_t k = 0; k < cols.size(); ++k) {
-            const auto cr = tr.child(cols[k], "columns", k);
-            cat.add_column(t, cr.str("name"), cr.opt_str("type"), cr.opt_str("nl_name"),
-                           cr.opt_str("description"));
-        }
-    }
-    const auto& ids = cat.database(db).tables;
-    for (std::size_t i = 0; i < tables.size(); ++i) {
-        const auto tr = r.child(tables[i], "tables", i);
-        const auto t = ids[i];
-        std::vector<column_id> pk;
-        for (const auto& name : tr.opt_list("primary_key"))
-            pk.push_back(json_column(cat, tr, t, name, "primary_key"));
-        if (!pk.empty()) cat.set_primary_key(t, std::move(pk));
-        const auto fks = tr.opt_list("foreign_keys");
-        for (std::size_t k = 0; k < fks.size(); ++k) {
-            const auto fr = tr.child(fks[k], "foreign_keys", k);
-            const auto ref = cat.find_table(cat.database(db).name, fr.str("ref_table"));
-            if (!ref)
-                fr.fail(fmt::format("ref_table '{}' does not exist in database '{}'",
-                                    fr.str("ref_table"), cat.database(db).name));
-            cat.add_foreign_key(
-                json_column(cat, fr, t, fr.get("column", nlohmann::json::value_t::string),
-                            "column"),
-                json_column(cat, fr, *ref, fr.get("ref_column", nlohmann::json::value_t::string),
-                            "ref_column"));
-        }
-    }
-}
-
-}  // namespace detail
+nlohmann::json catalog_to_json(const catalog& cat);
 
 /**
  * @brief Builds a catalog from a tabret catalog JSON document.
  * @param source names the document in error messages.
  * @throws schema_error naming the file and the JSON path of the offending item.
  */
-inline catalog catalog_from_json(const nlohmann::json& doc, std::string_view source) {
-    const detail::json_reader root(doc, source, "document");
-    if (root.str("format") != "tabret-catalog")
-        root.fail(fmt::format("format is '{}', expected 'tabret-catalog'", root.str("format")));
-    if (const auto version = root.integer("version"); version != catalog_json_version)
-        root.fail(fmt::format("version {} is not supported (this tabret reads version {})", version,
-                              catalog_json_version));
-    catalog cat;
-    const auto& dbs = root.list("databases");
-    for (std::size_t i = 0; i < dbs.size(); ++i) {
-        const detail::json_reader r(dbs[i], source, fmt::format("databases[{}]", i));
-        r.placing_errors([&] { detail::add_json_database(cat, r); });
-    }
-    return cat;
-}
+catalog catalog_from_json(const nlohmann::json& doc, std::string_view source);
 
 /** @brief Loads a catalog JSON file. @throws io_error, parse_error, schema_error. */
-inline catalog load_catalog_json(const std::filesystem::path& path) {
-    return catalog_from_json(detail::parse_json(read_text_file(path), path.string()),
-                             path.string());
-}
+catalog load_catalog_json(const std::filesystem::path& path);
 
 /**
  * @brief Saves @p cat as catalog JSON, atomically. Thread-safe.
  * @throws io_error; schema_error if a name or text is not valid UTF-8.
  */
-inline void save_catalog_json(const catalog& cat, const std::filesystem::path& path) {
-    write_file_atomic(path, detail::dump_json(catalog_to_json(cat), 2, path.string()) + "\n");
-}
+void save_catalog_json(const catalog& cat, const std::filesystem::path& path);
 
 }  // namespace tabret

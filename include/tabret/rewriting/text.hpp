@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "tabret/catalog.hpp"
+#include "tabret/text/case.hpp"
 
 namespace tabret::detail::rw {
 

@@ -1,9 +1,9 @@
 #pragma once
 /// @file io/ddl_lexer.hpp
-/// @brief The tokenizer of the DDL loader: words, quoted identifiers, strings, numbers and
-/// symbols with 1-based line numbers; comments and blanks dropped. String and comment rules
-/// follow the dialect (ddl_lex_rules): MySQL backslash escapes and `#` comments, PostgreSQL
-/// nested block comments and dollar quoting, standard `''` doubling.
+/// @brief The tokenizer of the DDL loader (private to src/tabret/io/ddl.cpp): words, quoted
+/// identifiers, strings, numbers and symbols with 1-based line numbers; comments and blanks
+/// dropped. String and comment rules follow the dialect (ddl_lex_rules): MySQL backslash escapes
+/// and `#` comments, PostgreSQL nested block comments and dollar quoting, standard `''` doubling.
 
 #include <algorithm>
 #include <cctype>
@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "tabret/catalog.hpp"  // detail::iequals
 #include "tabret/error.hpp"
+#include "tabret/text/case.hpp"
 
 namespace tabret::detail {
 

@@ -1,0 +1,206 @@
+/// @file io/sqlite.cpp
+/// @brief The SQLite loader (include/tabret/io/sqlite.hpp), through the sqlite3 C API.
+
+#include "tabret/io/sqlite.hpp"
+
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "tabret/catalog.hpp"
+#include "tabret/error.hpp"
+#include "tabret/io/text_file.hpp"
+#include "tabret/text/utf8.hpp"
+
+namespace tabret {
+
+namespace detail {
+namespace {
+
+struct sqlite_closer {
+    void operator()(sqlite3* db) const noexcept { sqlite3_close_v2(db); }
+};
+struct sqlite_finalizer {
+    void operator()(sqlite3_stmt* s) const noexcept { sqlite3_finalize(s); }
+};
+
+/// The name SQLite is given for @p path: never read as a URI (`file:x.db` is a file of that
+/// name, not x.db): absolute paths as they are, relative ones prefixed with `./`.
+std::string sqlite_literal_name(const std::filesystem::path& path) {
+    const auto& s = path.native();
+    return path.is_absolute() || s.starts_with("./") ? s : "./" + s;
+}
+
+/// A read-only connection and the queries the loader needs; errors name the file.
+class sqlite_reader {
+  public:
+    explicit sqlite_reader(const std::filesystem::path& path) : path_(path.string()) {
+        const auto name = sqlite_literal_name(path);
+        const auto checked = check_header(name);
+        sqlite3* raw = nullptr;
+        // No SQLITE_OPEN_URI, and a name that cannot be read as a URI even where URIs are
+        // enabled globally (see sqlite_literal_name).
+        const int rc = sqlite3_open_v2(name.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+        db_.reset(raw);
+        if (rc != SQLITE_OK) fail_io("cannot open");
+        struct stat now {};
+        if (::stat(name.c_str(), &now) != 0 || now.st_dev != checked.st_dev ||
+            now.st_ino != checked.st_ino)
+            throw io_error(fmt::format("{}: the file changed while it was opened", path_));
+    }
+
+    /// Runs @p sql with one optional text parameter; calls @p row for every result row.
+    template <class F>
+    void query(const char* sql, const std::optional<std::string>& param, F&& row) const {
+        sqlite3_stmt* raw = nullptr;
+        if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) != SQLITE_OK)
+            fail_io("cannot read schema");
+        std::unique_ptr<sqlite3_stmt, sqlite_finalizer> stmt(raw);
+        if (param) sqlite3_bind_text(raw, 1, param->c_str(), -1, SQLITE_TRANSIENT);
+        int rc;
+        while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
+        if (rc != SQLITE_DONE) fail_io("cannot read schema");
+    }
+
+    /// A text column; a value that is not UTF-8 (SQLite does not check) is a schema_error.
+    std::string text(sqlite3_stmt* s, int col) const {
+        const auto* p = sqlite3_column_text(s, col);
+        std::string value = p ? reinterpret_cast<const char*>(p) : std::string{};
+        if (first_invalid_utf8(value))
+            fail_schema(fmt::format("the schema holds a name or type that is not valid UTF-8: '{}'",
+                                    value));  // error escapes the bad bytes
+        return value;
+    }
+
+    [[noreturn]] void fail_schema(const std::string& what) const {
+        throw schema_error(fmt::format("{}: {}", path_, what));
+    }
+
+  private:
+    /// Opens @p name without blocking (a FIFO cannot hang), checks that it is a regular file
+    /// with the SQLite header; returns its identity, compared with what SQLite then opened.
+    [[nodiscard]] struct stat check_header(const std::string& name) const {
+        const int fd = ::open(name.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+            const int err = errno;
+            throw io_error(err == ENOENT ? fmt::format("{}: no such file", path_)
+                                         : fmt::format("{}: cannot open for reading: {}", path_,
+                                                       std::strerror(err)));
+        }
+        const fd_guard guard{fd};
+        struct stat st {};
+        if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+            throw io_error(
+                fmt::format("{}: not a regular file; tabret reads only regular files", path_));
+        std::array<char, 16> header{};
+        const auto n = ::pread(fd, header.data(), header.size(), 0);
+        if (n != 16 || std::memcmp(header.data(), "SQLite format 3\0", 16) != 0)
+            throw io_error(fmt::format("{}: not a SQLite database (bad header)", path_));
+        return st;
+    }
+    [[noreturn]] void fail_io(const char* what) const {
+        throw io_error(fmt::format("{}: {}: {}", path_, what,
+                                   db_ ? sqlite3_errmsg(db_.get()) : "out of memory"));
+    }
+
+    std::string path_;
+    std::unique_ptr<sqlite3, sqlite_closer> db_;
+};
+
+struct sqlite_fk {
+    table_id from_table;
+    std::string from, ref_table, ref_column;  // ref_column empty: the referenced primary key
+    std::size_t seq;                          // position in a composite key
+};
+
+column_id sqlite_fk_column(const catalog& cat, const sqlite_reader& r, table_id t,
+                           const std::string& name) {
+    const auto c = cat.find_column(t, name);
+    if (!c)
+        r.fail_schema(fmt::format("table '{}' has no column '{}' named by a foreign key",
+                                  cat.table(t).name, name));
+    return *c;
+}
+
+}  // namespace
+}  // namespace detail
+
+database_id add_sqlite(catalog& cat, const std::filesystem::path& path, std::string db_name) {
+    const detail::sqlite_reader r(path);
+    if (db_name.empty()) db_name = default_db_name(path);
+    catalog staged = cat;
+    database_id db = 0;
+    try {
+        db = staged.add_database(db_name);
+    } catch (const schema_error& err) {
+        r.fail_schema(err.what());
+    }
+    std::vector<std::string> names;
+    r.query(
+        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
+        "ORDER BY rowid",
+        std::nullopt, [&](sqlite3_stmt* s) { names.push_back(r.text(s, 0)); });
+    std::vector<detail::sqlite_fk> fks;
+    for (const auto& name : names) {
+        const auto t = staged.add_table(db, name);
+        std::vector<std::pair<int, column_id>> pk;
+        r.query("SELECT name, type, pk FROM pragma_table_info(?1) ORDER BY cid", name,
+                [&](sqlite3_stmt* s) {
+                    const auto c = staged.add_column(t, r.text(s, 0), r.text(s, 1));
+                    if (const int k = sqlite3_column_int(s, 2); k > 0) pk.emplace_back(k, c);
+                });
+        std::sort(pk.begin(), pk.end());
+        std::vector<column_id> key;
+        for (const auto& [k, c] : pk) key.push_back(c);
+        if (!key.empty()) staged.set_primary_key(t, std::move(key));
+        r.query(
+            "SELECT seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) "
+            "ORDER BY id DESC, seq",  // SQLite numbers a table's keys last-declared first
+            name, [&](sqlite3_stmt* s) {
+                fks.push_back({t, r.text(s, 2), r.text(s, 1), r.text(s, 3),
+                               static_cast<std::size_t>(sqlite3_column_int(s, 0))});
+            });
+    }
+    for (const auto& fk : fks) {
+        const auto to_table = staged.find_table(db_name, fk.ref_table);
+        if (!to_table)
+            r.fail_schema(fmt::format("foreign key {}.{} references missing table '{}'",
+                                      staged.table(fk.from_table).name, fk.from, fk.ref_table));
+        const auto from = detail::sqlite_fk_column(staged, r, fk.from_table, fk.from);
+        const auto& ref_pk = staged.table(*to_table).primary_key;
+        column_id to = 0;
+        if (!fk.ref_column.empty())
+            to = detail::sqlite_fk_column(staged, r, *to_table, fk.ref_column);
+        else if (fk.seq < ref_pk.size())
+            to = ref_pk[fk.seq];
+        else
+            r.fail_schema(
+                fmt::format("foreign key {}.{} references table '{}' without a primary key",
+                            staged.table(fk.from_table).name, fk.from, fk.ref_table));
+        staged.add_foreign_key(from, to);
+    }
+    cat = std::move(staged);
+    return db;
+}
+
+catalog load_sqlite(const std::filesystem::path& path, std::string db_name) {
+    catalog cat;
+    add_sqlite(cat, path, std::move(db_name));
+    return cat;
+}
+
+}  // namespace tabret
