@@ -1,6 +1,7 @@
 #include <tabret/embedding/cached_embedder.hpp>
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
+#include <tabret/io/catalog_json.hpp>
 #include <tabret/retrieval/adaptive_reranker.hpp>
 #include <tabret/retrieval/dense_retriever.hpp>
 #include <tabret/scoring/callback_window_scorer.hpp>

@@ -3,6 +3,7 @@
 #include <tabret/embedding/cached_embedder.hpp>
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
+#include <tabret/io/catalog_json.hpp>
 #include <tabret/retrieval/bm25_retriever.hpp>
 #include <tabret/retrieval/dense_retriever.hpp>
 

@@ -2,6 +2,7 @@
 #include <tabret/index/exact_index.hpp>
 #include <tabret/index/fusion.hpp>
 #include <tabret/index/hnsw_index.hpp>
+#include <tabret/text/tokenize.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +14,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "test_support.hpp"
 

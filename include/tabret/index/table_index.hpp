@@ -3,32 +3,21 @@
 /// @brief Catalog + table vectors + column vectors + BM25 (+ HNSW), built once, saved and loaded
 /// as one versioned, checksummed directory.
 
-#include <unistd.h>
-
-#include <cstring>
+#include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
-
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "tabret/catalog.hpp"
 #include "tabret/embedding/embedder.hpp"
-#include "tabret/embedding/matrix_bytes.hpp"
 #include "tabret/index/bm25_index.hpp"
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/hnsw_index.hpp"
-#include "tabret/io/artifact.hpp"
-#include "tabret/io/catalog_fingerprint.hpp"
-#include "tabret/io/catalog_json.hpp"
-#include "tabret/io/checksum.hpp"
-#include "tabret/io/file.hpp"
-#include "tabret/io/json_reader.hpp"
+#include "tabret/io/artifact_version.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
@@ -55,6 +44,9 @@ using progress_fn =
 inline constexpr int table_index_version = static_cast<int>(detail::artifact_version);
 
 namespace detail {
+
+class artifact;
+struct artifact_part;
 
 inline std::string_view to_string(index_kind k) { return k == index_kind::hnsw ? "hnsw" : "exact"; }
 inline std::string_view to_string(table_format f) {
@@ -115,9 +107,7 @@ class table_index {
     [[nodiscard]] const bm25_index& bm25() const noexcept { return bm25_; }
 
     /// The text a table was embedded as.
-    [[nodiscard]] std::string table_text(table_id t) const {
-        return serialize_table(catalog_, t, options_.format, options_.names);
-    }
+    [[nodiscard]] std::string table_text(table_id t) const;
 
     /** @brief Top-k tables per query row (HNSW when built with it, else exact). Thread-safe. */
     [[nodiscard]] std::vector<hits> search_tables(const matrix& queries, std::size_t k) const {
@@ -137,23 +127,10 @@ class table_index {
      * sibling and swapped in; an interrupted save leaves the previous directory intact; a
      * directory holding anything tabret did not write is never replaced. @throws io_error.
      */
-    void save(const std::filesystem::path& dir, bool replace = false) const {
-        detail::save_artifact(dir, fingerprint_, {{"index", to_part()}}, replace);
-    }
+    void save(const std::filesystem::path& dir, bool replace = false) const;
 
     /// The index as a part of an artifact (its files and options).
-    [[nodiscard]] detail::artifact_part to_part() const {
-        detail::artifact_part part;
-        part.meta = meta();
-        part.files["catalog.json"] =
-            detail::dump_json(catalog_to_json(catalog_), 1, "catalog.json");
-        part.files["tables.f32"] = detail::matrix_bytes(tables_.vectors());
-        if (columns_) part.files["columns.f32"] = detail::matrix_bytes(columns_->vectors());
-        part.files["bm25.json"] = detail::dump_json(bm25_.to_json(), -1, "bm25.json");
-        if (tables_hnsw_) part.files["tables.hnsw"] = tables_hnsw_->to_bytes();
-        if (columns_hnsw_) part.files["columns.hnsw"] = columns_hnsw_->to_bytes();
-        return part;
-    }
+    [[nodiscard]] detail::artifact_part to_part() const;
 
     /**
      * @brief Loads the index saved in directory @p dir: one consistent read of the artifact
@@ -161,63 +138,16 @@ class table_index {
      * @throws io_error for a missing directory or file, another format version, a size or
      * checksum mismatch (corrupt or edited file); parse_error / schema_error for a bad manifest.
      */
-    static table_index load(const std::filesystem::path& dir) {
-        return load(detail::artifact::read(dir));
-    }
+    static table_index load(const std::filesystem::path& dir);
 
     /// Loads the index part of an artifact already read. @throws as load(dir).
-    static table_index load(const detail::artifact& saved) {
-        const auto& part = saved.part("index");
-        const detail::json_reader r(part.meta, saved.manifest_path(), "manifest.parts.index.meta");
-        auto read_json = [&](const std::string& name) {
-            return detail::parse_json(saved.file("index", name), saved.path_of(name));
-        };
-        table_index index(
-            catalog_from_json(read_json("catalog.json"), saved.path_of("catalog.json")),
-            r.str("embedder"), options_from(r));
-        if (index.fingerprint_ != saved.catalog_fingerprint())
-            throw io_error(fmt::format("{}: catalog.json is not the catalog the manifest names",
-                                       saved.path_of("catalog.json")));
-        auto matrix_of = [&](const std::string& name, std::size_t rows) {
-            return exact_index(detail::read_matrix(saved.path_of(name), saved.file("index", name),
-                                                   rows, index.dim_));
-        };
-        index.dim_ = r.count("dim");
-        index.tables_ = matrix_of("tables.f32", index.catalog_.tables().size());
-        if (part.files.contains("columns.f32"))
-            index.columns_ = matrix_of("columns.f32", index.catalog_.columns().size());
-        index.bm25_ = bm25_index::from_json(read_json("bm25.json"), saved.path_of("bm25.json"));
-        check_items(saved.path_of("bm25.json"), index.bm25_.size(), index.catalog_.tables().size(),
-                    "tables");
-        if (part.files.contains("tables.hnsw"))
-            index.tables_hnsw_ =
-                load_hnsw(saved, "tables.hnsw", index, index.catalog_.tables().size(), "tables");
-        if (part.files.contains("columns.hnsw"))
-            index.columns_hnsw_ =
-                load_hnsw(saved, "columns.hnsw", index, index.catalog_.columns().size(), "columns");
-        return index;
-    }
+    static table_index load(const detail::artifact& saved);
 
   private:
-    table_index(class catalog cat, std::string embedder_name, table_index_options options)
-        : catalog_(std::move(cat)),
-          fingerprint_(detail::catalog_fingerprint(catalog_)),
-          embedder_name_(std::move(embedder_name)),
-          options_(options) {}
+    table_index(class catalog cat, std::string embedder_name, table_index_options options);
 
-    std::vector<std::string> texts_of_tables() const {
-        std::vector<std::string> out;
-        out.reserve(catalog_.tables().size());
-        for (table_id t = 0; t < catalog_.tables().size(); ++t) out.push_back(table_text(t));
-        return out;
-    }
-    std::vector<std::string> texts_of_columns() const {
-        std::vector<std::string> out;
-        out.reserve(catalog_.columns().size());
-        for (column_id c = 0; c < catalog_.columns().size(); ++c)
-            out.push_back(serialize_column(catalog_, c, options_.names));
-        return out;
-    }
+    std::vector<std::string> texts_of_tables() const;
+    std::vector<std::string> texts_of_columns() const;
 
     template <Embedder E>
     static matrix embed_all(const E& embedder, const std::vector<std::string>& texts,
@@ -230,63 +160,7 @@ class table_index {
 
     /// HNSW graphs over the vectors; progress stages "hnsw tables" and "hnsw columns" count
     /// inserted items.
-    void build_hnsw(const progress_fn& progress) {
-        const auto graph = [&](const exact_index& vectors, std::string_view stage) {
-            const auto total = vectors.size();
-            hnsw_index::build_progress_fn report;
-            if (progress) report = [&](std::size_t done) { progress(stage, done, total); };
-            return hnsw_index(vectors.vectors(), options_.hnsw, report);
-        };
-        tables_hnsw_.emplace(graph(tables_, "hnsw tables"));
-        if (columns_) columns_hnsw_.emplace(graph(*columns_, "hnsw columns"));
-    }
-
-    nlohmann::json meta() const {
-        return {{"embedder", embedder_name_},
-                {"dim", dim_},
-                {"table_format", detail::to_string(options_.format)},
-                {"names", detail::to_string(options_.names)},
-                {"kind", detail::to_string(options_.kind)},
-                {"hnsw",
-                 {{"m", options_.hnsw.m},
-                  {"ef_construction", options_.hnsw.ef_construction},
-                  {"ef_search", options_.hnsw.ef_search},
-                  {"seed", options_.hnsw.seed}}}};
-    }
-
-    static table_index_options options_from(const detail::json_reader& r) {
-        table_index_options o;
-        constexpr table_format formats[] = {table_format::signature, table_format::words,
-                                            table_format::ddl};
-        o.format = formats[r.one_of("table_format", {"signature", "words", "ddl"})];
-        o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
-                                                                  : name_style::original;
-        o.kind = r.one_of("kind", {"exact", "hnsw"}) == 0 ? index_kind::exact : index_kind::hnsw;
-        const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
-                                    "manifest.hnsw");
-        o.hnsw.m = h.count("m");
-        o.hnsw.ef_construction = h.count("ef_construction");
-        o.hnsw.ef_search = h.count("ef_search");
-        o.hnsw.seed = h.count("seed");
-        return o;
-    }
-
-    static hnsw_index load_hnsw(const detail::artifact& saved, const std::string& name,
-                                const table_index& index, std::size_t items,
-                                std::string_view what) {
-        auto graph = hnsw_index::from_bytes(saved.file("index", name), index.dim_,
-                                            saved.path_of(name), index.options_.hnsw);
-        check_items(saved.path_of(name), graph.size(), items, what);
-        return graph;
-    }
-
-    /// @throws io_error when a file holds another number of items than the catalog has.
-    static void check_items(std::string_view path, std::size_t got, std::size_t expected,
-                            std::string_view what) {
-        if (got != expected)
-            throw io_error(fmt::format("{}: holds {} items, the catalog has {} {}", path, got,
-                                       expected, what));
-    }
+    void build_hnsw(const progress_fn& progress);
 
     class catalog catalog_;
     std::string fingerprint_;  ///< of catalog_, computed once

@@ -42,6 +42,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tabret/error.hpp"
+#include "tabret/io/artifact_version.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
@@ -50,7 +51,6 @@
 namespace tabret::detail {
 
 inline constexpr const char* artifact_format = "tabret-index";
-inline constexpr long artifact_version = 3;
 inline constexpr const char* manifest_file = "manifest.json";
 /// The marker inside tabret's temporaries and backups (and, for a moment, a new artifact).
 inline constexpr const char* marker_file = ".tabret-save";

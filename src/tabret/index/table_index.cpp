@@ -1,0 +1,165 @@
+/// @file index/table_index.cpp
+/// @brief table_index (include/tabret/index/table_index.hpp): everything but the build
+/// template: texts, HNSW graphs, saving and loading the artifact.
+
+#include "tabret/index/table_index.hpp"
+
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "tabret/embedding/matrix_bytes.hpp"
+#include "tabret/io/artifact.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
+#include "tabret/io/catalog_json.hpp"
+#include "tabret/io/json_reader.hpp"
+
+namespace tabret {
+
+namespace {
+
+/// The index part's options in the manifest.
+nlohmann::json index_meta(const std::string& embedder_name, std::size_t dim,
+                          const table_index_options& options) {
+    return {{"embedder", embedder_name},
+            {"dim", dim},
+            {"table_format", detail::to_string(options.format)},
+            {"names", detail::to_string(options.names)},
+            {"kind", detail::to_string(options.kind)},
+            {"hnsw",
+             {{"m", options.hnsw.m},
+              {"ef_construction", options.hnsw.ef_construction},
+              {"ef_search", options.hnsw.ef_search},
+              {"seed", options.hnsw.seed}}}};
+}
+
+table_index_options options_from(const detail::json_reader& r) {
+    table_index_options o;
+    constexpr table_format formats[] = {table_format::signature, table_format::words,
+                                        table_format::ddl};
+    o.format = formats[r.one_of("table_format", {"signature", "words", "ddl"})];
+    o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
+                                                              : name_style::original;
+    o.kind = r.one_of("kind", {"exact", "hnsw"}) == 0 ? index_kind::exact : index_kind::hnsw;
+    const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
+                                "manifest.hnsw");
+    o.hnsw.m = h.count("m");
+    o.hnsw.ef_construction = h.count("ef_construction");
+    o.hnsw.ef_search = h.count("ef_search");
+    o.hnsw.seed = h.count("seed");
+    return o;
+}
+
+/// @throws io_error when a file holds another number of items than the catalog has.
+void check_items(std::string_view path, std::size_t got, std::size_t expected,
+                 std::string_view what) {
+    if (got != expected)
+        throw io_error(
+            fmt::format("{}: holds {} items, the catalog has {} {}", path, got, expected, what));
+}
+
+hnsw_index load_hnsw(const detail::artifact& saved, const std::string& name, std::size_t dim,
+                     const hnsw_params& params, std::size_t items, std::string_view what) {
+    auto graph =
+        hnsw_index::from_bytes(saved.file("index", name), dim, saved.path_of(name), params);
+    check_items(saved.path_of(name), graph.size(), items, what);
+    return graph;
+}
+
+}  // namespace
+
+table_index::table_index(class catalog cat, std::string embedder_name, table_index_options options)
+    : catalog_(std::move(cat)),
+      fingerprint_(detail::catalog_fingerprint(catalog_)),
+      embedder_name_(std::move(embedder_name)),
+      options_(options) {}
+
+std::string table_index::table_text(table_id t) const {
+    return serialize_table(catalog_, t, options_.format, options_.names);
+}
+
+void table_index::save(const std::filesystem::path& dir, bool replace) const {
+    detail::save_artifact(dir, fingerprint_, {{"index", to_part()}}, replace);
+}
+
+detail::artifact_part table_index::to_part() const {
+    detail::artifact_part part;
+    part.meta = index_meta(embedder_name_, dim_, options_);
+    part.files["catalog.json"] = detail::dump_json(catalog_to_json(catalog_), 1, "catalog.json");
+    part.files["tables.f32"] = detail::matrix_bytes(tables_.vectors());
+    if (columns_) part.files["columns.f32"] = detail::matrix_bytes(columns_->vectors());
+    part.files["bm25.json"] = detail::dump_json(bm25_.to_json(), -1, "bm25.json");
+    if (tables_hnsw_) part.files["tables.hnsw"] = tables_hnsw_->to_bytes();
+    if (columns_hnsw_) part.files["columns.hnsw"] = columns_hnsw_->to_bytes();
+    return part;
+}
+
+table_index table_index::load(const std::filesystem::path& dir) {
+    return load(detail::artifact::read(dir));
+}
+
+table_index table_index::load(const detail::artifact& saved) {
+    const auto& part = saved.part("index");
+    const detail::json_reader r(part.meta, saved.manifest_path(), "manifest.parts.index.meta");
+    auto read_json = [&](const std::string& name) {
+        return detail::parse_json(saved.file("index", name), saved.path_of(name));
+    };
+    table_index index(catalog_from_json(read_json("catalog.json"), saved.path_of("catalog.json")),
+                      r.str("embedder"), options_from(r));
+    if (index.fingerprint_ != saved.catalog_fingerprint())
+        throw io_error(fmt::format("{}: catalog.json is not the catalog the manifest names",
+                                   saved.path_of("catalog.json")));
+    auto matrix_of = [&](const std::string& name, std::size_t rows) {
+        return exact_index(
+            detail::read_matrix(saved.path_of(name), saved.file("index", name), rows, index.dim_));
+    };
+    index.dim_ = r.count("dim");
+    index.tables_ = matrix_of("tables.f32", index.catalog_.tables().size());
+    if (part.files.contains("columns.f32"))
+        index.columns_ = matrix_of("columns.f32", index.catalog_.columns().size());
+    index.bm25_ = bm25_index::from_json(read_json("bm25.json"), saved.path_of("bm25.json"));
+    check_items(saved.path_of("bm25.json"), index.bm25_.size(), index.catalog_.tables().size(),
+                "tables");
+    if (part.files.contains("tables.hnsw"))
+        index.tables_hnsw_ = load_hnsw(saved, "tables.hnsw", index.dim_, index.options_.hnsw,
+                                       index.catalog_.tables().size(), "tables");
+    if (part.files.contains("columns.hnsw"))
+        index.columns_hnsw_ = load_hnsw(saved, "columns.hnsw", index.dim_, index.options_.hnsw,
+                                        index.catalog_.columns().size(), "columns");
+    return index;
+}
+
+std::vector<std::string> table_index::texts_of_tables() const {
+    std::vector<std::string> out;
+    out.reserve(catalog_.tables().size());
+    for (table_id t = 0; t < catalog_.tables().size(); ++t) out.push_back(table_text(t));
+    return out;
+}
+
+std::vector<std::string> table_index::texts_of_columns() const {
+    std::vector<std::string> out;
+    out.reserve(catalog_.columns().size());
+    for (column_id c = 0; c < catalog_.columns().size(); ++c)
+        out.push_back(serialize_column(catalog_, c, options_.names));
+    return out;
+}
+
+void table_index::build_hnsw(const progress_fn& progress) {
+    const auto graph = [&](const exact_index& vectors, std::string_view stage) {
+        const auto total = vectors.size();
+        hnsw_index::build_progress_fn report;
+        if (progress) report = [&](std::size_t done) { progress(stage, done, total); };
+        return hnsw_index(vectors.vectors(), options_.hnsw, report);
+    };
+    tables_hnsw_.emplace(graph(tables_, "hnsw tables"));
+    if (columns_) columns_hnsw_.emplace(graph(*columns_, "hnsw columns"));
+}
+
+}  // namespace tabret
