@@ -1,6 +1,13 @@
 // Load a catalog, print it the ways retrievers embed it, and retrieve tables for a question
-// with the built-in hashing embedder (no model needed).
-#include <tabret/tabret.hpp>
+// with the built-in hashing embedder (no model needed). It includes only the headers it uses
+// (<tabret/tabret.hpp> has everything, at several times the compile time).
+#include <tabret/catalog.hpp>
+#include <tabret/embedding/hashing_embedder.hpp>
+#include <tabret/error.hpp>
+#include <tabret/index/table_index.hpp>
+#include <tabret/io/catalog_json.hpp>
+#include <tabret/retrieval/dense_retriever.hpp>
+#include <tabret/serialize.hpp>
 
 #include <string>
 #include <vector>

@@ -3,6 +3,8 @@
 
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 #include "test_support.hpp"
 
 using namespace tabret;

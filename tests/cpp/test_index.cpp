@@ -2,6 +2,7 @@
 #include <tabret/index/exact_index.hpp>
 #include <tabret/index/fusion.hpp>
 #include <tabret/index/hnsw_index.hpp>
+#include <tabret/io/file.hpp>
 #include <tabret/text/tokenize.hpp>
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 #include <tabret/eval/metrics.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
+#include <tabret/io/file.hpp>
 #include <tabret/retrieval/dense_retriever.hpp>
 
 #include <fstream>

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string_view>
 
-#include <nlohmann/json.hpp>  // the type of catalog_to_json and catalog_from_json
+#include <nlohmann/json_fwd.hpp>
 
 #include "tabret/catalog.hpp"
 

@@ -1,0 +1,515 @@
+/// @file index/hnsw_index.cpp
+/// @brief hnsw_index (include/tabret/index/hnsw_index.hpp) on hnswlib: the only translation
+/// unit that includes hnswlib.
+
+#include "tabret/index/hnsw_index.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+// Debian's hnswlib 0.6.2 defines non-inline functions and globals (cpuid, AVXCapable, the SIMD
+// distance pointers) when its SIMD code is on, which breaks linking as soon as two translation
+// units include it. With NO_MANUAL_VECTORIZATION it is a clean header; tabret supplies its own
+// inner-product space (below), whose dot product the compiler vectorises.
+#ifndef NO_MANUAL_VECTORIZATION
+#define NO_MANUAL_VECTORIZATION
+#define TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
+#endif
+#include <hnswlib/hnswlib.h>
+#ifdef TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
+#undef NO_MANUAL_VECTORIZATION
+#undef TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
+#endif
+
+#include "tabret/embedding/matrix.hpp"
+#include "tabret/error.hpp"
+#include "tabret/index/top_k.hpp"
+#include "tabret/index/vector_index.hpp"
+#include "tabret/interrupt.hpp"
+#include "tabret/io/file.hpp"
+
+#include "tabret/io/text_file.hpp"
+
+namespace tabret {
+
+namespace detail {
+
+struct hnsw_graph : hnswlib::HierarchicalNSW<float> {
+    using hnswlib::HierarchicalNSW<float>::HierarchicalNSW;
+};
+static_assert(std::is_same_v<hnswlib::tableint, std::uint32_t>);
+
+/// Inner product with eight independent partial sums (vectorised by the compiler at -O2).
+float dot(const float* a, const float* b, std::size_t d) noexcept {
+    float acc[8] = {};
+    std::size_t i = 0;
+    for (; i + 8 <= d; i += 8)
+        for (std::size_t j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
+    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (; i < d; ++i) sum += a[i] * b[i];
+    return sum;
+}
+
+/// hnswlib space with distance 1 − inner product (as hnswlib's InnerProductSpace).
+class hnsw_space final : public hnswlib::SpaceInterface<float> {
+  public:
+    explicit hnsw_space(std::size_t dim) : dim_(dim) {}
+    std::size_t get_data_size() override { return dim_ * sizeof(float); }
+    hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
+    void* get_dist_func_param() override { return &dim_; }
+    [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
+
+  private:
+    static float distance(const void* a, const void* b, const void* dim) {
+        return 1.0f - dot(static_cast<const float*>(a), static_cast<const float*>(b),
+                          *static_cast<const std::size_t*>(dim));
+    }
+    std::size_t dim_;
+};
+
+/**
+ * @brief Runs fn(i) for i in [begin, end) on @p threads threads (0 = hardware concurrency),
+ * the calling thread included. The first exception stops the remaining work and is rethrown
+ * after every thread has joined.
+ */
+template <class F>
+void parallel_for(std::size_t begin, std::size_t end, std::size_t threads, const F& fn) {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = std::min(threads, end > begin ? end - begin : 0);
+    if (threads <= 1) {
+        for (std::size_t i = begin; i < end; ++i) fn(i);
+        return;
+    }
+    std::atomic<std::size_t> next{begin};
+    std::atomic<bool> failed{false};
+    std::exception_ptr first_error;
+    std::mutex error_mutex;
+    auto worker = [&] {
+        for (std::size_t i = next++; i < end && !failed; i = next++) {
+            try {
+                fn(i);
+            } catch (...) {
+                const std::lock_guard lock(error_mutex);
+                if (!first_error) first_error = std::current_exception();
+                failed = true;
+            }
+        }
+    };
+    {
+        std::vector<std::jthread> pool;  // joins on scope exit, also if a thread fails to start
+        pool.reserve(threads - 1);
+        for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+        worker();
+    }
+    if (first_error) std::rethrow_exception(first_error);
+}
+
+/// Bytes of the header of an hnswlib 0.6.2 index file (13 fields).
+constexpr std::size_t hnsw_header_bytes = 96;
+
+/// Size of the file hnswlib 0.6.2's saveIndex writes for @p g.
+std::size_t hnsw_file_size(const hnsw_graph& g) {
+    std::size_t size = hnsw_header_bytes + g.cur_element_count * g.size_data_per_element_;
+    for (std::size_t i = 0; i < g.cur_element_count; ++i)
+        size +=
+            sizeof(std::uint32_t) +
+            static_cast<std::size_t>(std::max(0, g.element_levels_[i])) * g.size_links_per_element_;
+    return size;
+}
+
+/**
+ * @brief A file only this object can reach, for hnswlib, which reads and writes by path: an
+ * anonymous memory file (memfd) named through /proc/self/fd, or else a temporary file removed
+ * on destruction. Loading from one means hnswlib reads exactly the bytes that were verified.
+ */
+class private_file {
+  public:
+    private_file() {
+#ifdef __linux__
+        fd_ = ::memfd_create("tabret-hnsw", MFD_CLOEXEC);
+        if (fd_ >= 0 && std::filesystem::exists(fmt::format("/proc/self/fd/{}", fd_))) {
+            path_ = fmt::format("/proc/self/fd/{}", fd_);
+            return;
+        }
+        if (fd_ >= 0) ::close(fd_);
+#endif
+        auto templ = (std::filesystem::temp_directory_path() / "tabret-hnsw-XXXXXX").string();
+        fd_ = ::mkstemp(templ.data());
+        if (fd_ < 0)
+            throw io_error(
+                fmt::format("{}: cannot create a temporary file: {}", templ, std::strerror(errno)));
+        path_ = templ;
+        unlink_ = true;
+    }
+    private_file(const private_file&) = delete;
+    private_file& operator=(const private_file&) = delete;
+    ~private_file() {
+        if (unlink_) ::unlink(path_.c_str());
+        ::close(fd_);
+    }
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    /// Replaces the contents with @p data. @throws io_error.
+    void write(std::string_view data) const {
+        if (::ftruncate(fd_, 0) != 0 || ::lseek(fd_, 0, SEEK_SET) != 0)
+            throw io_error(fmt::format("{}: cannot reset: {}", path_, std::strerror(errno)));
+        write_all(fd_, data, path_);
+    }
+    /// The whole contents. @throws io_error.
+    [[nodiscard]] std::string read() const {
+        std::string out;
+        char buf[1 << 16];
+        for (off_t at = 0;;) {
+            const auto n = ::pread(fd_, buf, sizeof buf, at);
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0)
+                throw io_error(fmt::format("{}: read failed: {}", path_, std::strerror(errno)));
+            if (n == 0) return out;
+            out.append(buf, static_cast<std::size_t>(n));
+            at += n;
+        }
+    }
+
+  private:
+    int fd_ = -1;
+    std::string path_;
+    bool unlink_ = false;
+};
+
+/**
+ * @brief Structural check of an hnswlib 0.6.2 index file before hnswlib reads it: header
+ * fields against the expected dimension, every size against the file size, every link against
+ * the element count and levels, labels a permutation of 0..n-1, vectors finite, nothing
+ * deleted. A file that passes cannot make loadIndex or searchKnn read out of bounds.
+ */
+class hnsw_file_check {
+  public:
+    static constexpr std::size_t header_bytes = hnsw_header_bytes;
+
+    hnsw_file_check(std::string_view bytes, std::size_t dim, const std::filesystem::path& path)
+        : bytes_(bytes), dim_(dim), path_(path) {}
+
+    /// Runs every check; returns the number of elements. @throws io_error naming the path.
+    std::size_t run() {
+        read_header();
+        check_layout();
+        walk_link_lists();
+        if (count_ > 0) check_entry_point();
+        std::vector<bool> seen(count_, false);
+        for (std::size_t i = 0; i < count_; ++i) check_element(i, seen);
+        return count_;
+    }
+
+  private:
+    [[noreturn]] void fail(std::string_view what) const {
+        throw io_error(fmt::format("{}: not a valid HNSW index: {}", path_.string(), what));
+    }
+
+    template <class T>
+    T pod(std::size_t offset) const {
+        T value;
+        std::memcpy(&value, bytes_.data() + offset, sizeof(T));
+        return value;
+    }
+
+    void read_header() {
+        if (bytes_.size() < header_bytes) fail("file shorter than the header");
+        offset_level0_ = pod<std::size_t>(0);
+        max_elements_ = pod<std::size_t>(8);
+        count_ = pod<std::size_t>(16);
+        size_per_element_ = pod<std::size_t>(24);
+        label_offset_ = pod<std::size_t>(32);
+        offset_data_ = pod<std::size_t>(40);
+        max_level_ = pod<int>(48);
+        enter_point_ = pod<std::uint32_t>(52);
+        max_m_ = pod<std::size_t>(56);
+        max_m0_ = pod<std::size_t>(64);
+        m_ = pod<std::size_t>(72);
+    }
+
+    void check_layout() const {
+        if (offset_level0_ != 0) fail("bad level-0 offset");
+        if (m_ < 1 || m_ > 10000 || max_m_ != m_ || max_m0_ != 2 * m_)
+            fail(fmt::format("bad graph degree M={}", m_));
+        if (dim_ > (std::size_t{1} << 40)) fail(fmt::format("dimension {} too large", dim_));
+        if (offset_data_ != links_bytes(max_m0_)) fail("bad data offset");
+        if (label_offset_ < offset_data_ || (label_offset_ - offset_data_) % sizeof(float) != 0 ||
+            label_offset_ - offset_data_ != dim_ * sizeof(float))
+            fail(fmt::format("vectors of {} bytes, expected dimension {}",
+                             label_offset_ - std::min(label_offset_, offset_data_), dim_));
+        if (size_per_element_ != label_offset_ + sizeof(hnswlib::labeltype))
+            fail("bad element size");
+        if (count_ > max_elements_ || count_ > std::numeric_limits<item_id>::max())
+            fail(fmt::format("bad element count {}", count_));
+        if (count_ > (bytes_.size() - header_bytes) / size_per_element_)
+            fail(fmt::format("{} elements do not fit in {} bytes", count_, bytes_.size()));
+    }
+
+    static std::size_t links_bytes(std::size_t max_links) {
+        return max_links * sizeof(hnswlib::tableint) + sizeof(hnswlib::linklistsizeint);
+    }
+
+    void walk_link_lists() {
+        const std::size_t per_level = links_bytes(max_m_);
+        std::size_t pos = header_bytes + count_ * size_per_element_;
+        levels_.resize(count_);
+        link_offsets_.resize(count_);
+        for (std::size_t i = 0; i < count_; ++i) {
+            if (bytes_.size() - pos < sizeof(std::uint32_t)) fail("truncated link lists");
+            const auto size = pod<std::uint32_t>(pos);
+            pos += sizeof(std::uint32_t);
+            if (size % per_level != 0 || size > bytes_.size() - pos)
+                fail(fmt::format("bad link list size of element {}", i));
+            levels_[i] = size / per_level;
+            link_offsets_[i] = pos;
+            pos += size;
+        }
+        if (pos != bytes_.size()) fail("trailing bytes after the link lists");
+    }
+
+    void check_entry_point() const {
+        if (max_level_ < 0 || enter_point_ >= count_ ||
+            levels_[enter_point_] != static_cast<std::size_t>(max_level_))
+            fail("bad entry point");
+        for (const auto level : levels_)
+            if (level > static_cast<std::size_t>(max_level_)) fail("level above the top level");
+    }
+
+    /// One link list at @p offset: count <= max_links, each link an element of level >= level.
+    void check_links(std::size_t offset, std::size_t max_links, std::size_t level,
+                     std::size_t element) const {
+        const auto n = pod<std::uint16_t>(offset);
+        if (n > max_links) fail(fmt::format("element {} has {} links", element, n));
+        for (std::size_t j = 0; j < n; ++j) {
+            const auto to = pod<hnswlib::tableint>(offset + sizeof(hnswlib::linklistsizeint) +
+                                                   j * sizeof(hnswlib::tableint));
+            if (to >= count_ || levels_[to] < level)
+                fail(fmt::format("element {} links to a bad element {}", element, to));
+        }
+    }
+
+    void check_element(std::size_t i, std::vector<bool>& seen) const {
+        const std::size_t base = header_bytes + i * size_per_element_;
+        if (pod<std::uint8_t>(base + 2) != 0) fail(fmt::format("element {} is deleted", i));
+        check_links(base, max_m0_, 0, i);
+        for (std::size_t level = 1; level <= levels_[i]; ++level)
+            check_links(link_offsets_[i] + (level - 1) * links_bytes(max_m_), max_m_, level, i);
+        const auto label = pod<hnswlib::labeltype>(base + label_offset_);
+        if (label >= count_ || seen[label]) fail(fmt::format("element {} has a bad label", i));
+        seen[label] = true;
+        for (std::size_t j = 0; j < dim_; ++j)
+            if (!std::isfinite(pod<float>(base + offset_data_ + j * sizeof(float))))
+                fail(fmt::format("element {} has NaN or infinity", i));
+    }
+
+    std::string_view bytes_;
+    std::size_t dim_;
+    const std::filesystem::path& path_;
+    std::size_t offset_level0_ = 0, max_elements_ = 0, count_ = 0, size_per_element_ = 0;
+    std::size_t label_offset_ = 0, offset_data_ = 0, max_m_ = 0, max_m0_ = 0, m_ = 0;
+    int max_level_ = -1;
+    std::uint32_t enter_point_ = 0;
+    std::vector<std::size_t> levels_;
+    std::vector<std::size_t> link_offsets_;
+};
+
+/** @brief @throws tabret::error naming the first invalid field of @p p. */
+void check_hnsw_params(const hnsw_params& p) {
+    if (p.m < 2 || p.m > 10000)
+        throw error(fmt::format("hnsw_params.m must be in [2, 10000], got {}", p.m));
+    if (p.ef_construction == 0) throw error("hnsw_params.ef_construction must be positive");
+    if (p.ef_search == 0) throw error("hnsw_params.ef_search must be positive");
+}
+
+}  // namespace detail
+
+hnsw_index::hnsw_index(hnsw_index&&) noexcept = default;
+hnsw_index& hnsw_index::operator=(hnsw_index&&) noexcept = default;
+hnsw_index::~hnsw_index() = default;
+
+std::size_t hnsw_index::dim() const noexcept { return space_ ? space_->dim() : 0; }
+
+void hnsw_index::save(const std::filesystem::path& path) const {
+    write_file_atomic(path, to_bytes());
+}
+
+hnsw_index::hnsw_index(const matrix& vectors, hnsw_params params, const build_progress_fn& progress)
+    : params_(params) {
+    detail::check_hnsw_params(params_);
+    const auto n = static_cast<std::size_t>(vectors.rows());
+    detail::check_item_count(n, "hnsw_index");
+    check_embeddings(vectors, n, 0, "hnsw_index");
+    if (vectors.cols() == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
+    space_ = std::make_unique<detail::hnsw_space>(static_cast<std::size_t>(vectors.cols()));
+    const auto caller = std::this_thread::get_id();
+    std::atomic<std::size_t> done{0};
+    std::size_t reported = 0;  // touched by the calling thread only
+    const auto add = [&](std::size_t i) {
+        try {
+            index_->addPoint(vectors.row(i).data(), i);
+        } catch (const std::exception& e) {
+            build_failed(e);
+        }
+        const auto now = ++done;
+        if (progress && std::this_thread::get_id() == caller && now - reported >= 1024)
+            progress(reported = now);
+    };
+    try {
+        index_ =
+            std::make_unique<detail::hnsw_graph>(space_.get(), std::max<std::size_t>(n, 1),
+                                                 params_.m, params_.ef_construction, params_.seed);
+    } catch (const std::exception& e) {
+        build_failed(e);
+    }
+    if (n > 0) add(0);  // the first point alone: it becomes the entry point
+    detail::parallel_for(1, n, params_.threads, add);
+    if (progress) progress(n);
+    finish();
+}
+
+std::vector<hits> hnsw_index::search(const matrix& queries, std::size_t k) const {
+    check_usable();
+    detail::check_k(k);
+    detail::check_queries(queries, dim(), "hnsw_index");
+    std::vector<hits> result(static_cast<std::size_t>(queries.rows()));
+    if (size() == 0) return result;
+    for (std::size_t q = 0; q < result.size(); ++q) {
+        check_interrupt_every(q, 16);
+        const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
+        auto found = index_->searchKnn(query, std::min(k, size()));
+        hits& row = result[q];
+        row.reserve(found.size());
+        for (; !found.empty(); found.pop()) {
+            const auto id = static_cast<item_id>(found.top().second);
+            row.push_back({id, detail::dot(query, vector_of(id), dim())});
+        }
+        std::sort(row.begin(), row.end(), detail::better_hit);
+    }
+    return result;
+}
+
+std::vector<hits> hnsw_index::search_within(const matrix& queries,
+                                            std::span<const item_id> candidates,
+                                            std::size_t k) const {
+    check_usable();
+    detail::check_k(k);
+    detail::check_queries(queries, dim(), "hnsw_index");
+    const auto ids = detail::unique_candidates(candidates, size(), "hnsw_index");
+    std::vector<hits> result(static_cast<std::size_t>(queries.rows()));
+    for (std::size_t q = 0; q < result.size(); ++q) {
+        check_interrupt_every(q, 16);
+        const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
+        hits row(ids.size());
+        for (std::size_t j = 0; j < ids.size(); ++j)
+            row[j] = {ids[j], detail::dot(query, vector_of(ids[j]), dim())};
+        result[q] = detail::select_top_k(std::move(row), k);
+    }
+    return result;
+}
+
+std::span<const float> hnsw_index::vector(item_id id) const {
+    check_usable();
+    if (id >= size())
+        throw error(fmt::format("hnsw_index: item id {} out of range (the index has {} items)", id,
+                                size()));
+    return {vector_of(id), dim()};
+}
+
+std::string hnsw_index::to_bytes() const {
+    check_usable();
+    const detail::private_file file;
+    try {
+        index_->saveIndex(file.path());
+    } catch (const std::exception& e) {
+        throw io_error(fmt::format("cannot write the HNSW index: {}", e.what()));
+    }
+    auto bytes = file.read();
+    if (const auto expected = detail::hnsw_file_size(*index_); bytes.size() != expected)
+        throw io_error(
+            fmt::format("cannot write the HNSW index ({} of {} bytes)", bytes.size(), expected));
+    return bytes;
+}
+
+hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::size_t dim,
+                                  const std::filesystem::path& source, hnsw_params params) {
+    detail::check_hnsw_params(params);
+    if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
+    const std::size_t n = detail::hnsw_file_check(bytes, dim, source).run();
+    const detail::private_file file;
+    file.write(bytes);
+    auto space = std::make_unique<detail::hnsw_space>(dim);
+    std::unique_ptr<detail::hnsw_graph> graph;
+    try {
+        graph = std::make_unique<detail::hnsw_graph>(space.get(), file.path(), false,
+                                                     std::max<std::size_t>(n, 1));
+    } catch (const std::exception& e) {
+        throw io_error(
+            fmt::format("{}: cannot load the HNSW index: {}", source.string(), e.what()));
+    }
+    if (graph->cur_element_count != n)
+        throw io_error(fmt::format("{}: not a valid HNSW index", source.string()));
+    graph->num_deleted_ = 0;  // loadIndex leaves these uninitialised
+    graph->metric_distance_computations = 0;
+    graph->metric_hops = 0;
+    params.m = graph->M_;
+    params.ef_construction = graph->ef_construction_;
+    return hnsw_index(std::move(space), std::move(graph), params);
+}
+
+hnsw_index hnsw_index::load(const std::filesystem::path& path, std::size_t dim,
+                            hnsw_params params) {
+    detail::check_hnsw_params(params);
+    return from_bytes(read_text_file(path), dim, path, params);
+}
+
+void hnsw_index::build_failed(const std::exception& e) {
+    throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
+}
+
+hnsw_index::hnsw_index(std::unique_ptr<detail::hnsw_space> space,
+                       std::unique_ptr<detail::hnsw_graph> graph, hnsw_params params)
+    : space_(std::move(space)), index_(std::move(graph)), params_(params) {
+    finish();
+}
+
+void hnsw_index::finish() {
+    index_->setEf(params_.ef_search);
+    internal_.resize(index_->cur_element_count);
+    for (std::size_t i = 0; i < internal_.size(); ++i)
+        internal_[index_->getExternalLabel(static_cast<hnswlib::tableint>(i))] =
+            static_cast<hnswlib::tableint>(i);
+}
+
+void hnsw_index::check_usable() const {
+    if (!index_) throw error("hnsw_index: used after move");
+}
+
+const float* hnsw_index::vector_of(item_id id) const {
+    return reinterpret_cast<const float*>(index_->getDataByInternalId(internal_[id]));
+}
+
+}  // namespace tabret
