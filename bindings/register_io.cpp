@@ -3,9 +3,11 @@
 #include <tabret/io/ddl.hpp>
 #include <tabret/io/spider_json.hpp>
 #include <tabret/io/sqlite.hpp>
+#include <tabret/io/text_file.hpp>
 
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
+#include <nlohmann/json.hpp>
 
 #include "register.hpp"
 
