@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "fuzz_support.hpp"
 #include "tabret/catalog.hpp"
 #include "tabret/io/catalog_json.hpp"
