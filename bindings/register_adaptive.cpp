@@ -1,7 +1,7 @@
 // ATR: window scorers (the training-free similarity scorer, Python callables) and the adaptive
 // re-ranker, exposed as a post-step over any first stage's results.
 #include <tabret/embedding/cached_embedder.hpp>
-#include <tabret/retrieval/adaptive_reranker.hpp>
+#include <tabret/retrieval/select/adaptive_reranker.hpp>
 #include <tabret/scoring/callback_window_scorer.hpp>
 #include <tabret/scoring/similarity_window_scorer.hpp>
 

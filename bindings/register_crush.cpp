@@ -1,7 +1,7 @@
 // CRUSH4SQL: the crush_retriever over any rewriter. A rewriter from _core (CrushRewriter,
 // DecompositionRewriter, RecordedRewriter) runs without the GIL; any other object with
 // `rewrite(list[RewriteRequest]) -> list[RewriteResult]` is called once per batch under the GIL.
-#include <tabret/retrieval/crush_retriever.hpp>
+#include <tabret/retrieval/first_stage/crush_retriever.hpp>
 #include <tabret/rewriting/callback_rewriter.hpp>
 #include <tabret/rewriting/llm_rewriters.hpp>
 #include <tabret/rewriting/replay_llm.hpp>

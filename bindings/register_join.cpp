@@ -3,12 +3,12 @@
 #include <tabret/join/bridges.hpp>
 #include <tabret/join/column_stats.hpp>
 #include <tabret/join/join_graph.hpp>
-#include <tabret/retrieval/database_router.hpp>
 #include <tabret/retrieval/first_stage.hpp>
-#include <tabret/retrieval/fused_retriever.hpp>
-#include <tabret/retrieval/greedy_join_retriever.hpp>
-#include <tabret/retrieval/jar_exact.hpp>
-#include <tabret/retrieval/join_closure.hpp>
+#include <tabret/retrieval/first_stage/database_router.hpp>
+#include <tabret/retrieval/first_stage/fused_retriever.hpp>
+#include <tabret/retrieval/post/join_closure.hpp>
+#include <tabret/retrieval/select/greedy_join_retriever.hpp>
+#include <tabret/retrieval/select/jar_exact.hpp>
 #include <tabret/rewriting/llm_rewriters.hpp>
 #include <tabret/rewriting/replay_llm.hpp>
 #include <tabret/saved_index.hpp>

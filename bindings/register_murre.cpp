@@ -1,7 +1,7 @@
 // MURRE: multi-hop beam retrieval with removal, over any rewriter; and the embedding cache that
 // lets repeated evaluations (methods, ablations) embed each question and query once.
 #include <tabret/embedding/cached_embedder.hpp>
-#include <tabret/retrieval/murre_retriever.hpp>
+#include <tabret/retrieval/first_stage/murre_retriever.hpp>
 
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // Retrieval results, retrievers and metrics.
 #include <tabret/eval/metrics.hpp>
-#include <tabret/retrieval/bm25_retriever.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/bm25_retriever.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
 
 #include <memory>
 

@@ -1,7 +1,7 @@
 // Reverse Engineering: the generated-question index (built from given texts, saved, loaded) and
 // the fused retriever with its optional re-ranker callback.
 #include <tabret/index/question_index.hpp>
-#include <tabret/retrieval/reverse_retriever.hpp>
+#include <tabret/retrieval/first_stage/reverse_retriever.hpp>
 
 #include <memory>
 #include <string>

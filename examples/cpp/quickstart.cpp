@@ -6,7 +6,7 @@
 #include <tabret/error.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
 #include <tabret/serialize.hpp>
 
 #include <string>

@@ -4,7 +4,7 @@
 tables, re-ranks them bottom-up in windows of ``window`` (W = 20) keeping ``retain`` (R = 15),
 and cuts the list where the scorer's threshold logit lands. The result holds the whole re-ranked
 list in ``tables`` and the cut in ``cut``; ``Retrieval.selected`` is ``tables[:cut]``. The exact
-algorithm and every resolved ambiguity: ``include/tabret/retrieval/adaptive_reranker.hpp``.
+algorithm and every resolved ambiguity: ``include/tabret/retrieval/select/adaptive_reranker.hpp``.
 
 Scorers:
 - ``SimilarityScorer`` (training-free): logit = cosine of question and table with the index's

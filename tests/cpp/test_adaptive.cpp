@@ -2,8 +2,8 @@
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
-#include <tabret/retrieval/adaptive_reranker.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
+#include <tabret/retrieval/select/adaptive_reranker.hpp>
 #include <tabret/scoring/callback_window_scorer.hpp>
 #include <tabret/scoring/similarity_window_scorer.hpp>
 

@@ -4,8 +4,8 @@
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
-#include <tabret/retrieval/bm25_retriever.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/bm25_retriever.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
 
 #include <functional>
 #include <string>

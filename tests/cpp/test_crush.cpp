@@ -1,8 +1,8 @@
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
-#include <tabret/retrieval/crush_retriever.hpp>
-#include <tabret/retrieval/crush_selection.hpp>
+#include <tabret/retrieval/first_stage/crush_retriever.hpp>
+#include <tabret/retrieval/select/crush_selection.hpp>
 #include <tabret/scoring/entropy.hpp>
 
 #include <random>

@@ -3,9 +3,9 @@
 #include <tabret/join/bridges.hpp>
 #include <tabret/join/compatibility.hpp>
 #include <tabret/join/join_graph.hpp>
-#include <tabret/retrieval/greedy_join_retriever.hpp>
-#include <tabret/retrieval/jar_exact.hpp>
-#include <tabret/retrieval/join_closure.hpp>
+#include <tabret/retrieval/post/join_closure.hpp>
+#include <tabret/retrieval/select/greedy_join_retriever.hpp>
+#include <tabret/retrieval/select/jar_exact.hpp>
 #include <tabret/rewriting/rewriter.hpp>
 
 #include <fstream>

@@ -7,14 +7,14 @@
 #include <tabret/index/question_index.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/join/join_graph.hpp>
-#include <tabret/retrieval/adaptive_reranker.hpp>
-#include <tabret/retrieval/bm25_retriever.hpp>
-#include <tabret/retrieval/crush_retriever.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
-#include <tabret/retrieval/greedy_join_retriever.hpp>
-#include <tabret/retrieval/jar_exact.hpp>
-#include <tabret/retrieval/murre_retriever.hpp>
-#include <tabret/retrieval/reverse_retriever.hpp>
+#include <tabret/retrieval/first_stage/bm25_retriever.hpp>
+#include <tabret/retrieval/first_stage/crush_retriever.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/murre_retriever.hpp>
+#include <tabret/retrieval/first_stage/reverse_retriever.hpp>
+#include <tabret/retrieval/select/adaptive_reranker.hpp>
+#include <tabret/retrieval/select/greedy_join_retriever.hpp>
+#include <tabret/retrieval/select/jar_exact.hpp>
 #include <tabret/scoring/similarity_window_scorer.hpp>
 
 #include <span>

@@ -1,9 +1,9 @@
 #include <tabret/embedding/callback_embedder.hpp>
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
-#include <tabret/retrieval/beam.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
-#include <tabret/retrieval/murre_retriever.hpp>
+#include <tabret/retrieval/first_stage/beam.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/murre_retriever.hpp>
 #include <tabret/rewriting/callback_rewriter.hpp>
 #include <tabret/rewriting/llm_rewriters.hpp>
 #include <tabret/rewriting/offline.hpp>

@@ -5,7 +5,7 @@
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
 #include <tabret/io/file.hpp>
-#include <tabret/retrieval/dense_retriever.hpp>
+#include <tabret/retrieval/first_stage/dense_retriever.hpp>
 
 #include <fstream>
 #include <limits>

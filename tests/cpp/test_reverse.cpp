@@ -2,7 +2,7 @@
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/question_index.hpp>
 #include <tabret/io/catalog_json.hpp>
-#include <tabret/retrieval/reverse_retriever.hpp>
+#include <tabret/retrieval/first_stage/reverse_retriever.hpp>
 #include <tabret/rewriting/response_cache.hpp>
 
 #include <cmath>

@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <string_view>
 
-#include "tabret/retrieval/join_problem.hpp"
+#include "tabret/retrieval/select/join_problem.hpp"
 
 namespace tabret {
 

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/murre_retriever.hpp
+/// @file retrieval/first_stage/murre_retriever.hpp
 /// @brief MURRE (Zhang et al., 2025): multi-hop beam retrieval with removal. Hop 1 retrieves
 /// with the question; each later hop asks a rewriter, per beam, for what the beam's tables do
 /// not cover yet (or to stop) and retrieves with that.
@@ -21,7 +21,7 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/error.hpp"
 #include "tabret/index/table_index.hpp"
-#include "tabret/retrieval/beam.hpp"
+#include "tabret/retrieval/first_stage/beam.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/beam.hpp
+/// @file retrieval/first_stage/beam.hpp
 /// @brief Beam-search bookkeeping for multi-hop retrieval (MURRE): paths of tables, their
 /// scores, candidate extensions, pruning to the beam width and table scores as the max over
 /// the paths that contain a table.

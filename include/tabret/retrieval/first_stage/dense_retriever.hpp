@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/dense_retriever.hpp
+/// @file retrieval/first_stage/dense_retriever.hpp
 /// @brief The single-hop baseline: rank tables by cosine with the question (optionally fused
 /// with BM25).
 

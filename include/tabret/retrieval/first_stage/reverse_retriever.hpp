@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/reverse_retriever.hpp
+/// @file retrieval/first_stage/reverse_retriever.hpp
 /// @brief Reverse Engineering (Liu et al.): tables ranked by a dynamic fusion of the question's
 /// similarity to the table's schema and to a question generated from the table at index time,
 /// with an optional conditional re-ranker over the top candidates.

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/crush_selection.hpp
+/// @file retrieval/select/crush_selection.hpp
 /// @brief CRUSH4SQL's two ways of choosing a budget of B candidates from a probes × candidates
 /// score tensor s(k, d): the paper's objective, maximised greedily, and the reference code's
 /// round-robin greedy.

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/join_aware_retriever.hpp
+/// @file retrieval/select/join_aware_retriever.hpp
 /// @brief Any first stage feeding any join-aware selector (greedy, exact JAR objective) as one
 /// Retriever: build a batch's join problems, solve each with the selector, turn the selections
 /// into results.
@@ -16,8 +16,8 @@
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
 #include "tabret/retrieval/first_stage.hpp"
-#include "tabret/retrieval/join_problem.hpp"
 #include "tabret/retrieval/retrieval.hpp"
+#include "tabret/retrieval/select/join_problem.hpp"
 #include "tabret/retrieval/selector.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/join_closure.hpp
+/// @file retrieval/post/join_closure.hpp
 /// @brief A post-step for any retriever: add the bridge (junction) tables on shortest
 /// declared-foreign-key paths between the selected tables of each database, within a budget.
 

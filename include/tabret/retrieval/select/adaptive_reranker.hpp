@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/adaptive_reranker.hpp
+/// @file retrieval/select/adaptive_reranker.hpp
 /// @brief ATR: re-rank a first stage's candidates with a sliding window and a threshold logit,
 /// and cut the list where the threshold lands (an adaptive number of tables per question).
 ///

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/jar_exact.hpp
+/// @file retrieval/select/jar_exact.hpp
 /// @brief JAR's objective (Chen et al., 2024) solved to optimality by branch-and-bound over
 /// table subsets, with a maximum spanning join tree: the quality ceiling of greedy.
 ///
@@ -44,9 +44,9 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
-#include "tabret/retrieval/join_aware_retriever.hpp"
-#include "tabret/retrieval/join_problem.hpp"
 #include "tabret/retrieval/retrieval.hpp"
+#include "tabret/retrieval/select/join_aware_retriever.hpp"
+#include "tabret/retrieval/select/join_problem.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 
 namespace tabret {

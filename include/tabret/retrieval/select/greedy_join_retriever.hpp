@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/greedy_join_retriever.hpp
+/// @file retrieval/select/greedy_join_retriever.hpp
 /// @brief Greedy join-aware selection (Boutaleb et al., 2025) on JAR's signals: coarse
 /// relevance, sub-query coverage and join compatibility, over the top-N first-stage candidates.
 
@@ -14,9 +14,9 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/join/join_graph.hpp"
-#include "tabret/retrieval/join_aware_retriever.hpp"
-#include "tabret/retrieval/join_problem.hpp"
 #include "tabret/retrieval/retrieval.hpp"
+#include "tabret/retrieval/select/join_aware_retriever.hpp"
+#include "tabret/retrieval/select/join_problem.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 
 namespace tabret {

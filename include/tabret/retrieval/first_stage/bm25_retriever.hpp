@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/bm25_retriever.hpp
+/// @file retrieval/first_stage/bm25_retriever.hpp
 /// @brief Lexical single-hop retrieval: BM25 over the table texts, no model at all.
 
 #include <span>

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/join_problem.hpp
+/// @file retrieval/select/join_problem.hpp
 /// @brief The inputs that join-aware selection (greedy, exact JAR objective) sees for one
 /// question: N candidates from a first stage with coarse scores r_i, fine scores F_ji
 /// (sub-query j × table i, the max over the table's columns of cos(sub-query, "table:column")),

@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/fused_retriever.hpp
+/// @file retrieval/first_stage/fused_retriever.hpp
 /// @brief Two first stages as one: their table rankings fused (reciprocal rank fusion by
 /// default), e.g. hybrid and reverse before a join-aware selector.
 

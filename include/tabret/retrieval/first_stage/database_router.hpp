@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/database_router.hpp
+/// @file retrieval/first_stage/database_router.hpp
 /// @brief Database routing as a stage: rank the databases by the evidence of their tables and
 /// columns in a first stage's lists, then rank the tables of the best few first (DBCopilot's
 /// route-then-select, with rank votes instead of a generative router).

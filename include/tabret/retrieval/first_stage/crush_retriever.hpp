@@ -1,5 +1,5 @@
 #pragma once
-/// @file retrieval/crush_retriever.hpp
+/// @file retrieval/first_stage/crush_retriever.hpp
 /// @brief CRUSH4SQL (Kothyari et al., 2023): collective column retrieval from a hallucinated
 /// schema.
 ///
@@ -12,8 +12,8 @@
 /// top N by the max cosine over probes (reference); the probes × candidates tensor of
 /// P(d|k) = (cos + 1) / 2 is entropy-weighted into s(k, d) (scoring/entropy.hpp); a budget of
 /// B columns is selected by the paper objective or the reference round robin
-/// (retrieval/crush_selection.hpp). Tables are the distinct tables of the selected columns in
-/// selection order.
+/// (retrieval/select/crush_selection.hpp). Tables are the distinct tables of the selected columns
+/// in selection order.
 
 #include <algorithm>
 #include <cstddef>
@@ -32,8 +32,8 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/index/top_k.hpp"
-#include "tabret/retrieval/crush_selection.hpp"
 #include "tabret/retrieval/retrieval.hpp"
+#include "tabret/retrieval/select/crush_selection.hpp"
 #include "tabret/rewriting/rewriter.hpp"
 #include "tabret/scoring/entropy.hpp"
 #include "tabret/scoring/probability.hpp"
