@@ -7,6 +7,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -15,22 +16,9 @@ namespace tabret::bindings {
 
 namespace {
 
-/// Owns what a dense_retriever refers to, so Python can hold it alone.
-struct py_dense_retriever {
-    py_dense_retriever(std::shared_ptr<const table_index> i, callback_embedder e, dense_options o)
-        : index(std::move(i)), embedder(std::move(e)), retriever(*index, embedder, o) {}
-    std::shared_ptr<const table_index> index;
-    callback_embedder embedder;
-    dense_retriever<callback_embedder> retriever;
-};
-
-/// Owns the index a bm25_retriever refers to.
-struct py_bm25_retriever {
-    explicit py_bm25_retriever(std::shared_ptr<const table_index> i)
-        : index(std::move(i)), retriever(*index) {}
-    std::shared_ptr<const table_index> index;
-    bm25_retriever retriever;
-};
+using py_dense_retriever = owner<dense_retriever<callback_embedder>,
+                                 std::shared_ptr<const table_index>, callback_embedder>;
+using py_bm25_retriever = owner<bm25_retriever, std::shared_ptr<const table_index>>;
 
 }  // namespace
 
@@ -59,41 +47,33 @@ void register_retrieval(py::module_& m) {
             },
             py::arg("columns"), "A copy with these columns (a stage merging two lists).");
 
-    py::class_<py_dense_retriever, std::shared_ptr<py_dense_retriever>>(m, "DenseRetriever")
-        .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
-                         const std::string& name, bool hybrid, const std::string& fusion,
-                         double alpha, std::size_t fusion_depth) {
-                 dense_options o;
-                 o.hybrid = hybrid;
-                 o.fusion.mode = to_fusion(fusion);
-                 o.fusion.alpha = alpha;
-                 o.fusion_depth = fusion_depth;
-                 return std::make_shared<py_dense_retriever>(std::move(index),
-                                                             to_embedder(embed, name), o);
-             }),
-             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
-             py::arg("hybrid") = false, py::arg("fusion") = "rrf", py::arg("alpha") = 0.5,
-             py::arg("fusion_depth") = 100)
-        .def(
-            "retrieve",
-            [](const py_dense_retriever& r, const std::vector<std::string>& questions,
-               std::size_t k, std::size_t k_columns) {
-                const interrupt_scope interruptible(python_interrupt());
-                return r.retriever.retrieve(questions, {k, k_columns});
-            },
-            py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
-            py::call_guard<py::gil_scoped_release>());
+    py::class_<py_dense_retriever, std::shared_ptr<py_dense_retriever>> dense(m, "DenseRetriever");
+    dense.def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+                          const std::string& name, bool hybrid, const std::string& fusion,
+                          double alpha, std::size_t fusion_depth) {
+                  dense_options o;
+                  o.hybrid = hybrid;
+                  o.fusion.mode = to_fusion(fusion);
+                  o.fusion.alpha = alpha;
+                  o.fusion_depth = fusion_depth;
+                  return std::make_shared<py_dense_retriever>(
+                      [&](const auto& i, const auto& e) {
+                          return dense_retriever<callback_embedder>(*i, e, o);
+                      },
+                      std::move(index), to_embedder(embed, name));
+              }),
+              py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
+              py::arg("hybrid") = false, py::arg("fusion") = "rrf", py::arg("alpha") = 0.5,
+              py::arg("fusion_depth") = 100);
+    def_retrieve(dense);
 
-    py::class_<py_bm25_retriever, std::shared_ptr<py_bm25_retriever>>(m, "BM25Retriever")
-        .def(py::init<std::shared_ptr<const table_index>>(), py::arg("index"))
-        .def(
-            "retrieve",
-            [](const py_bm25_retriever& r, const std::vector<std::string>& questions,
-               std::size_t k) {
-                const interrupt_scope interruptible(python_interrupt());
-                return r.retriever.retrieve(questions, {k, 0});
-            },
-            py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>());
+    py::class_<py_bm25_retriever, std::shared_ptr<py_bm25_retriever>> bm25(m, "BM25Retriever");
+    bm25.def(py::init([](std::shared_ptr<const table_index> index) {
+                 return std::make_shared<py_bm25_retriever>(
+                     [](const auto& i) { return bm25_retriever(*i); }, std::move(index));
+             }),
+             py::arg("index"));
+    def_retrieve(bm25);
 
     m.def(
         "recall_at",

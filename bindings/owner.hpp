@@ -1,0 +1,56 @@
+#pragma once
+// What a bound object holds: a C++ value built from references into what it keeps alive.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "callbacks.hpp"
+
+namespace tabret::bindings {
+
+/**
+ * A @p T built by `make(held...)` from references to @p held, which live exactly as long as it.
+ * C++ retrievers, re-rankers and rewriters hold their index, graph, embedder and rewriter by
+ * reference; an owner keeps those alive beside the value, so Python can hold it alone. Neither
+ * copied nor moved: the references into `held` stay valid.
+ */
+template <class T, class... Held>
+class owner {
+  public:
+    template <class Make>
+    explicit owner(Make&& make, Held... held)
+        : held_(std::move(held)...), value_(std::apply(std::forward<Make>(make), held_)) {}
+    owner(const owner&) = delete;
+    owner& operator=(const owner&) = delete;
+
+    [[nodiscard]] const T& get() const noexcept { return value_; }
+
+  private:
+    std::tuple<Held...> held_;
+    T value_;
+};
+
+/// `retrieve(questions, k=10, k_columns=0)` on a bound owner of a Retriever: without the GIL,
+/// Ctrl-C honoured between questions.
+template <class Owner>
+void def_retrieve(pybind11::class_<Owner, std::shared_ptr<Owner>>& c) {
+    namespace py = pybind11;
+    c.def(
+        "retrieve",
+        [](const Owner& r, const std::vector<std::string>& questions, std::size_t k,
+           std::size_t k_columns) {
+            const interrupt_scope interruptible(python_interrupt());
+            return r.get().retrieve(questions, {k, k_columns});
+        },
+        py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
+        py::call_guard<py::gil_scoped_release>());
+}
+
+}  // namespace tabret::bindings
