@@ -22,4 +22,5 @@ PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
     tabret::bindings::register_adaptive(m);
     tabret::bindings::register_join(m);
     tabret::bindings::register_murre(m);
+    tabret::bindings::register_native_methods(m);
 }

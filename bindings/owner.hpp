@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <tabret/retrieval/retrieval.hpp>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -37,17 +39,27 @@ class owner {
     T value_;
 };
 
-/// `retrieve(questions, k=10, k_columns=0)` on a bound owner of a Retriever: without the GIL,
-/// Ctrl-C honoured between questions.
-template <class Owner>
-void def_retrieve(pybind11::class_<Owner, std::shared_ptr<Owner>>& c) {
+/// The retriever a bound object answers with: an owner's value, or the object itself.
+template <class T, class... Held>
+const T& retriever_of(const owner<T, Held...>& o) {
+    return o.get();
+}
+template <Retriever R>
+const R& retriever_of(const R& r) {
+    return r;
+}
+
+/// `retrieve(questions, k=10, k_columns=0)` on a bound Retriever or owner of one: without the
+/// GIL, Ctrl-C honoured between questions.
+template <class Bound>
+void def_retrieve(pybind11::class_<Bound, std::shared_ptr<Bound>>& c) {
     namespace py = pybind11;
     c.def(
         "retrieve",
-        [](const Owner& r, const std::vector<std::string>& questions, std::size_t k,
+        [](const Bound& r, const std::vector<std::string>& questions, std::size_t k,
            std::size_t k_columns) {
             const interrupt_scope interruptible(python_interrupt());
-            return r.get().retrieve(questions, {k, k_columns});
+            return retriever_of(r).retrieve(questions, {k, k_columns});
         },
         py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
         py::call_guard<py::gil_scoped_release>());

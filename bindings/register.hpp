@@ -23,6 +23,7 @@ void register_crush(pybind11::module_& m);
 void register_adaptive(pybind11::module_& m);
 void register_join(pybind11::module_& m);
 void register_murre(pybind11::module_& m);
+void register_native_methods(pybind11::module_& m);
 
 /// "signature" | "words" | "ddl" and "natural" | "original", shared by every family.
 table_format to_table_format(const std::string& s);

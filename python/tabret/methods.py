@@ -22,10 +22,11 @@ from __future__ import annotations
 import ast
 import inspect
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 from functools import reduce
 from typing import Any, Generic, Literal, TypeVar, cast
 
+from tabret import _core
 from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, ThresholdRule
 from tabret.crush import CrushCandidates, CrushObjective, CrushRetriever, ProbeContext
 from tabret.index import BaseRetriever, DenseRetriever, LexicalRetriever, TableIndex
@@ -52,6 +53,7 @@ __all__ = [
     "JarExactOptions",
     "Method",
     "MurreOptions",
+    "NativeMethodRetriever",
     "Need",
     "NoOptions",
     "ReverseOptions",
@@ -210,6 +212,8 @@ class Method(Generic[OptionsT]):
     columns: bool = False
     #: Builds over the stage before it (``Inputs.first``), so it can follow any first stage.
     takes_first: bool = False
+    #: Searches the index's column vectors (the index must be built with ``columns=True``).
+    column_index: bool = False
 
     @property
     def display(self) -> str:
@@ -401,6 +405,7 @@ _ALL: list[Method[Any]] = [
         _crush,
         needs=frozenset({"llm"}),
         columns=True,
+        column_index=True,
     ),
     Method(
         "adaptive",
@@ -473,6 +478,7 @@ _ALL: list[Method[Any]] = [
         _route,
         columns=True,
         takes_first=True,
+        column_index=True,
     ),
     Method(
         "closure",
@@ -485,8 +491,65 @@ _ALL: list[Method[Any]] = [
     ),
 ]
 
+
+class NativeMethodRetriever(BaseRetriever):
+    """The retriever of a method defined in C++ (``bindings/methods/``), built with ``options``
+    (a dataclass made from the method's C++ defaults) over ``first`` when it takes one."""
+
+    def __init__(
+        self,
+        method: _core.NativeMethod,
+        index: TableIndex,
+        options: object,
+        first: BaseRetriever | None = None,
+    ) -> None:
+        self.index = index
+        self.ranks_columns = method.columns
+        self._core = method.build(
+            index.core,
+            index._embed,
+            index.embedder_name,
+            None if first is None else first._raw,
+            asdict(cast(Any, options)),
+        )
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return self._core.retrieve(batch, k, k_columns)
+
+
+def _native(method: _core.NativeMethod) -> Method[Any]:
+    """A registry entry for a method defined in C++: its options dataclass has the C++
+    defaults; a ``select`` or ``post`` method takes the stage before it (dense by default)."""
+    options = make_dataclass(
+        "".join(w.title() for w in method.name.split("-")) + "Options",
+        [(k, type(v), field(default=v)) for k, v in method.defaults().items()],
+        frozen=True,
+    )
+    takes_first = method.kind != "first"
+
+    def build(index: TableIndex, inputs: Inputs, opts: object) -> BaseRetriever:
+        first = _first(index, inputs) if takes_first else None
+        return NativeMethodRetriever(method, index, opts, first)
+
+    kind = cast(StageKind, method.kind)
+    return Method(
+        method.name,
+        method.description,
+        kind,
+        options,
+        build,
+        columns=method.columns,
+        takes_first=takes_first,
+        column_index=method.column_index,
+    )
+
+
+_ALL += [_native(m) for m in _core.native_methods()]
+
 #: Every method by name, in the order the command line and the docs list them.
 METHODS: dict[str, Method[Any]] = {m.name: m for m in _ALL}
+if len(METHODS) != len(_ALL):
+    raise ImportError("two retrieval methods share a name (tabret.methods)")
 
 
 def method_names() -> list[str]:

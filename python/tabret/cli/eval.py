@@ -293,14 +293,14 @@ def run(o: EvalOptions) -> int:
 
     _check_level(o)
     column_level = o.level == "column"
-    print(f"$ {o.command}\n", flush=True)
+    print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
     bench = _benchmark(o)
     embedder = _embedder(o)
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
         format=o.text,
-        columns=column_level or bool({"crush", "route"} & set(_stage_names(o))),
+        columns=column_level or any(METHODS[m].column_index for m in _stage_names(o)),
         progress=not o.quiet,
     )
     results, runs = _runs(o, index, bench, embedder)

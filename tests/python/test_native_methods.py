@@ -1,0 +1,106 @@
+"""Every method defined in C++ (bindings/methods/) is usable from Python, the command line,
+pipelines and ``tabret eval`` with no other wiring (docs/write-your-own-method.md): these tests
+run for each registered method, so a new one is tested by adding it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from tabret import HashingEmbedder, TableIndex, _core, demo_catalog
+from tabret.benchmarks import load_benchmark
+from tabret.cli import main
+from tabret.datasets import _demo_file
+from tabret.eval import evaluate
+from tabret.methods import METHODS, Inputs, NativeMethodRetriever, build_pipeline, method_table
+
+NATIVE = [m.name for m in _core.native_methods()]
+DOCS = Path(__file__).parents[2] / "docs"
+QUESTION = "Which students enrolled in each course, and who teaches it?"
+
+
+@pytest.fixture(scope="module")
+def index() -> TableIndex:
+    return TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False)
+
+
+def _native(name: str) -> _core.NativeMethod:
+    return next(m for m in _core.native_methods() if m.name == name)
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_registered_with_its_cpp_defaults(name: str) -> None:
+    method = METHODS[name]
+    defaults = _native(name).defaults()
+    assert {f.name: f.default for f in fields(method.options())} == defaults
+    assert method.kind in ("first", "select", "post")
+    assert f"| `{name}` |" in method_table()
+    assert f"| `{name}` |" in (DOCS / "choosing-a-method.md").read_text()
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_from_python(name: str, index: TableIndex) -> None:
+    method = METHODS[name]
+    retriever = method.build(index, Inputs(), method.options())
+    assert isinstance(retriever, NativeMethodRetriever)
+    one = retriever.retrieve(QUESTION, 3)
+    assert 0 < len(one.tables) <= 3
+    assert [t.score for t in one.tables] == sorted((t.score for t in one.tables), reverse=True)
+    assert {s.table for s in one.trace} >= set(one.table_names)
+    batch = retriever.retrieve([QUESTION, "singers"], 3)
+    assert batch[0].table_names == one.table_names
+    with pytest.raises(ValueError, match="k must be positive"):
+        retriever.retrieve(QUESTION, 0)
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_options_are_checked_by_name_and_type(name: str, index: TableIndex) -> None:
+    native = _native(name)
+    with pytest.raises(TypeError, match=f"{name} has no option 'no_such_option'"):
+        native.build(index.core, index._embed, index.embedder_name, None, {"no_such_option": 1})
+    option, value = next(iter(native.defaults().items()))
+    with pytest.raises(TypeError, match=f"{name} option '{option}': 'text' is not a"):
+        native.build(index.core, index._embed, index.embedder_name, None, {option: "text"})
+    assert native.build(index.core, index._embed, index.embedder_name, None, {option: value})
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_from_the_command_line(
+    name: str, index: TableIndex, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), QUESTION, "--method", name, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)[0]
+    method = METHODS[name]
+    want = method.build(index, Inputs(), method.options()).retrieve(QUESTION, 5)
+    assert [t["name"] for t in got["tables"]] == want.table_names
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_in_tabret_eval(name: str, index: TableIndex, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--k", "1", "3"]
+    assert main([*args, "--method", name, "--json"]) == 0
+    (got,) = json.loads(capsys.readouterr().out)
+    method = METHODS[name]
+    retriever = method.build(index, Inputs(), method.options())
+    want = evaluate(retriever.retrieve, load_benchmark("demo"), (1, 3), progress=False)
+    assert got["method"] == method.display
+    assert {int(k): v for k, v in got["complete_recall"].items()} == want.complete_recall
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_in_a_pipeline(name: str, index: TableIndex) -> None:
+    kind = METHODS[name].kind
+    spec = {"first": f"{name} + bm25 > closure", "select": f"bm25 > {name}"}.get(
+        kind, f"bm25 > {name}"
+    )
+    pipeline = build_pipeline(spec, index)
+    assert pipeline.name == spec
+    assert 0 < len(pipeline.retrieve(QUESTION, 4).tables) <= 4
+
