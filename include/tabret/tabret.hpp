@@ -31,6 +31,7 @@
 #include "tabret/retrieval/any_retriever.hpp"
 #include "tabret/retrieval/first_stage.hpp"
 #include "tabret/retrieval/first_stage/bm25_retriever.hpp"
+#include "tabret/retrieval/first_stage/column_max_retriever.hpp"
 #include "tabret/retrieval/first_stage/crush_retriever.hpp"
 #include "tabret/retrieval/first_stage/database_router.hpp"
 #include "tabret/retrieval/first_stage/dense_retriever.hpp"

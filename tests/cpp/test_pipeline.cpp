@@ -8,6 +8,7 @@
 #include <tabret/retrieval/any_retriever.hpp>
 #include <tabret/retrieval/first_stage.hpp>
 #include <tabret/retrieval/first_stage/bm25_retriever.hpp>
+#include <tabret/retrieval/first_stage/column_max_retriever.hpp>
 #include <tabret/retrieval/first_stage/crush_retriever.hpp>
 #include <tabret/retrieval/first_stage/database_router.hpp>
 #include <tabret/retrieval/first_stage/dense_retriever.hpp>
@@ -42,6 +43,7 @@ static_assert(Embedder<cached_embedder<hashing_embedder>>);
 
 static_assert(Retriever<dense>);
 static_assert(Retriever<bm25_retriever>);
+static_assert(Retriever<column_max_retriever<hashing>>);
 static_assert(Retriever<reverse_retriever<hashing>>);
 static_assert(Retriever<crush_retriever<hashing, callback_rewriter>>);
 static_assert(Retriever<murre_retriever<hashing, callback_rewriter>>);

@@ -104,3 +104,14 @@ def test_in_a_pipeline(name: str, index: TableIndex) -> None:
     assert pipeline.name == spec
     assert 0 < len(pipeline.retrieve(QUESTION, 4).tables) <= 4
 
+
+def test_write_your_own_method_shows_the_files_as_they_are() -> None:
+    """docs/write-your-own-method.md: every block marked ``<!-- file: PATH -->`` is PATH."""
+    page = (DOCS / "write-your-own-method.md").read_text("utf-8")
+    root = DOCS.parent
+    blocks = page.split("<!-- file: ")[1:]
+    assert len(blocks) == 2
+    for block in blocks:
+        path, rest = block.split(" -->\n", 1)
+        code = rest.split("```", 2)[1].split("\n", 1)[1]
+        assert code == (root / path).read_text("utf-8"), f"{path} differs from the page"

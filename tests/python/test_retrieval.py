@@ -241,3 +241,29 @@ def test_demo_quality_with_hashing() -> None:
     index = TableIndex.build(bench.catalog, HASHING, columns=False, progress=False)
     result = evaluate(DenseRetriever(index).retrieve, bench, (5,), progress=False)
     assert result.recall[5] >= 57.0
+
+
+def test_column_max_scores_each_table_by_its_best_column(demo_index: TableIndex) -> None:
+    """column-max (the example method of docs/write-your-own-method.md): a table's score is the
+    best of its own cosine and its columns' cosines, checked against every table and column
+    cosine that single-hop reports."""
+    from dataclasses import replace
+
+    from tabret.methods import METHODS, Inputs
+
+    method = METHODS["column-max"]
+    cat = demo_index.catalog
+    n_tables, n_columns = len(cat.tables), len(cat.columns)
+    options = replace(method.options(), depth=n_columns)
+    column_max = method.build(demo_index, Inputs(), options)
+    question = "Which courses have a credit value above four?"
+    every = DenseRetriever(demo_index).retrieve(question, n_tables, k_columns=n_columns)
+    best = {t.name: t.score for t in every.tables}
+    for c in every.columns:
+        table = c.name.rsplit(".", 1)[0]
+        best[table] = max(best[table], c.score)
+    want = sorted(best.items(), key=lambda kv: -kv[1])[:5]
+    got = column_max.retrieve(question, 5)
+    assert [t.score for t in got.tables] == pytest.approx([s for _, s in want], abs=1e-6)
+    assert set(got.table_names) <= {name for name, s in best.items() if s >= want[-1][1] - 1e-6}
+    assert got.table_names != DenseRetriever(demo_index).retrieve(question, 5).table_names

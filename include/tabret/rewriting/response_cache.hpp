@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -350,15 +352,14 @@ class response_cache {
         sqlite3_extended_result_codes(db_.get(), 1);
         sqlite3_busy_timeout(db_.get(), busy_timeout_ms);
         // Read the header first: a damaged or foreign file fails here, before any write.
-        const auto app = pragma_int("PRAGMA application_id");
-        const auto version = pragma_int("PRAGMA user_version");
+        const auto [app, version, schema] = read_header();
         if (app == application_id) {
             if (version != format_version)
                 throw io_error(
                     fmt::format("{}: response cache format version {}; this tabret "
                                 "reads version {}",
                                 label(), version, format_version));
-        } else if (app != 0 || pragma_int("SELECT count(*) FROM sqlite_schema") != 0) {
+        } else if (app != 0 || schema != 0) {
             throw io_error(
                 fmt::format("{}: a SQLite database that is not a tabret response "
                             "cache (application_id {}); the file was left untouched",
@@ -388,9 +389,41 @@ class response_cache {
                             label(), answer));
     }
 
+    struct header {
+        long long app, version, schema;
+    };
+
+    /// application_id, user_version and the number of schema entries, read in one snapshot:
+    /// another process may be creating the cache between two separate reads.
+    [[nodiscard]] header read_header() const {
+        exec("BEGIN", "cannot start a read transaction");
+        header h{};
+        try {
+            h = {pragma_int("PRAGMA application_id"), pragma_int("PRAGMA user_version"),
+                 pragma_int("SELECT count(*) FROM sqlite_schema")};
+        } catch (...) {
+            sqlite3_exec(db_.get(), "ROLLBACK", nullptr, nullptr, nullptr);
+            throw;
+        }
+        exec("COMMIT", "cannot end a read transaction");
+        return h;
+    }
+
+    /// Switches to WAL mode. SQLite answers SQLITE_BUSY at once, without the busy handler, when
+    /// another connection holds a write lock while this one needs the switch; retried for up to
+    /// busy_timeout_ms.
     void set_wal() {
-        const auto s = prepare("PRAGMA journal_mode = WAL");
-        if (sqlite3_step(s.get()) != SQLITE_ROW) fail("cannot switch to WAL mode");
+        const auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms);
+        for (;;) {
+            const auto s = prepare("PRAGMA journal_mode = WAL");
+            const int rc = sqlite3_step(s.get());
+            if (rc == SQLITE_ROW) return;
+            if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) break;
+            if (std::chrono::steady_clock::now() > deadline) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        fail("cannot switch to WAL mode");
     }
 
     /// Creates the schema of a new (empty) database; another process may be doing the same.
