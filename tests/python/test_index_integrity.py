@@ -13,6 +13,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -171,6 +172,24 @@ def env() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(Path(tabret.__file__).resolve().parents[1])}
 
 
+@contextmanager
+def child(
+    script: str, *args: str, ready: str, stderr: int | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``script`` in a child Python (stdout piped as text, ``stderr`` as asked), handed over
+    once its first line is ``ready``."""
+    with subprocess.Popen(
+        [sys.executable, "-c", script, *args],
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        env=env(),
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stdout.readline() == ready + "\n"
+        yield proc
+
+
 def leftovers(target: Path) -> list[str]:
     """What is beside ``target`` with its name in it: a user's files or tabret's temporaries."""
     mine = (target.name + ".", f".{target.name}.tabret-")
@@ -229,14 +248,7 @@ def test_killed_save_keeps_the_previous_index(
 ) -> None:
     target = tmp_path / "index"
     old_and_new["old"].save(target)
-    with subprocess.Popen(
-        [sys.executable, "-c", CHILD_SAVE, str(old_and_new["root"] / "new"), str(target)],
-        stdout=subprocess.PIPE,
-        text=True,
-        env=env(),
-    ) as proc:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "ready\n"
+    with child(CHILD_SAVE, str(old_and_new["root"] / "new"), str(target), ready="ready") as proc:
         kill_when(proc, target, point)
     core = _core.TableIndex.load(target)  # complete: either the old index or the new one
     is_old = core.catalog.num_tables == old_and_new["old"].catalog.num_tables
@@ -380,15 +392,8 @@ def test_ctrl_c_interrupts_a_long_build(tmp_path: Path, kind: str) -> None:
     batches and about every 1,024 HNSW insertions, so SIGINT becomes a KeyboardInterrupt
     promptly, in either stage, and nothing is written."""
     target = tmp_path / "index"
-    with subprocess.Popen(
-        [sys.executable, "-c", CHILD_BUILD, str(target), str(Path(__file__).parent), kind],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env(),
-    ) as proc:
-        assert proc.stdout is not None
-        assert proc.stdout.readline() == "building\n"
+    args = (str(target), str(Path(__file__).parent), kind)
+    with child(CHILD_BUILD, *args, ready="building", stderr=subprocess.PIPE) as proc:
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=120)

@@ -8,13 +8,14 @@ import socket
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import tabret
+from local_http import serving
 from tabret.llms import (
     LLM,
     CachedLLM,
@@ -120,19 +121,11 @@ def _handler(script: Script) -> type[BaseHTTPRequestHandler]:
 def server() -> Iterator[tuple[str, Script]]:
     """(base_url, script) of a chat-completions server on 127.0.0.1, ephemeral port."""
     script = Script()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(script))
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    host, port = httpd.server_address[:2]
-    try:
-        yield f"http://{host!s}:{port}/v1", script
-    finally:
-        script.stop.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(_handler(script)) as url:
+        try:
+            yield f"{url}/v1", script
+        finally:
+            script.stop.set()  # sleeping handlers answer now, before the server shuts down
 
 
 def client(base_url: str, **kwargs: Any) -> OpenAICompatibleLLM:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
 import pytest
 
+from local_http import serving
 from tabret import DenseRetriever, EmbeddingError, TableIndex, demo_catalog
 from tabret.embedders import HashingEmbedder, OpenAICompatibleEmbedder
 
@@ -56,17 +57,8 @@ def server() -> Iterator[tuple[str, Server]]:
             self.end_headers()
             self.wfile.write(payload)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    host, port = httpd.server_address[:2]
-    try:
-        yield f"http://{host!s}:{port}/v1", state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=10)
+    with serving(Handler) as url:
+        yield f"{url}/v1", state
 
 
 def embedder(url: str, **kwargs: Any) -> OpenAICompatibleEmbedder:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import tabret
+import test_join
 from tabret import (
-    Catalog,
     DatabaseRouter,
     DenseRetriever,
     Fusion,
@@ -25,22 +25,13 @@ from tabret.cli import main
 from tabret.index import BaseRetriever
 from tabret.methods import Inputs, build_pipeline, pipeline_stages
 from tabret.pipeline import Closure, GreedyJoin, JarExact, Route
-from test_join import SCHOOL, SHOP, _decompose
+from test_join import _decompose
 
 QUESTION = "names of students and titles of their courses"
 
-
-@pytest.fixture(scope="module")
-def index() -> TableIndex:
-    cat = Catalog()
-    cat.add_ddl_text(SCHOOL, "school")
-    cat.add_ddl_text(SHOP, "shop")
-    return TableIndex.build(cat, "hashing", progress=False)
-
-
-@pytest.fixture(scope="module")
-def graph(index: TableIndex) -> JoinGraph:
-    return JoinGraph.build(index)
+#: The fixtures of test_join: the school and shop index and its join graph (built once per
+#: module here too).
+index, graph = test_join.index, test_join.graph
 
 
 def test_an_explicit_dense_first_stage_equals_the_builtin_one(

@@ -4,6 +4,7 @@ more written here, prompt overrides, offline rewriters and the LLM rewriters wit
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -64,42 +65,37 @@ def test_every_parser_has_at_least_30_messy_answers() -> None:
 # Parsers over the shared fixtures
 
 
-@pytest.mark.parametrize("case", SCHEMA_CASES, ids=_ids(SCHEMA_CASES))
-def test_hallucinated_schema_fixture(case: dict[str, Any]) -> None:
+def _check(
+    case: dict[str, Any], parse: Callable[[str], object], want: Callable[[Any], object]
+) -> None:
+    """``parse`` of the case's answer equals ``want`` of its ``expected``, or raises
+    LLMParseError where ``expected`` is "error"."""
     if case["expected"] == "error":
         with pytest.raises(tabret.LLMParseError):
-            parse_hallucinated_schema(case["answer"])
+            parse(case["answer"])
         return
-    assert parse_hallucinated_schema(case["answer"]) == [Probe(t, c) for t, c in case["expected"]]
+    assert parse(case["answer"]) == want(case["expected"])
+
+
+@pytest.mark.parametrize("case", SCHEMA_CASES, ids=_ids(SCHEMA_CASES))
+def test_hallucinated_schema_fixture(case: dict[str, Any]) -> None:
+    _check(case, parse_hallucinated_schema, lambda e: [Probe(t, c) for t, c in e])
 
 
 @pytest.mark.parametrize("case", COMPLETION_CASES, ids=_ids(COMPLETION_CASES))
 def test_completion_fixture(case: dict[str, Any]) -> None:
     form = case.get("form", "tables")
-    if case["expected"] == "error":
-        with pytest.raises(tabret.LLMParseError):
-            parse_completion(case["answer"], form)
-        return
-    expected = case["expected"]
-    assert parse_completion(case["answer"], form) == Completion(expected["stop"], expected["lines"])
+    _check(case, lambda a: parse_completion(a, form), lambda e: Completion(e["stop"], e["lines"]))
 
 
 @pytest.mark.parametrize("case", DECOMPOSITION_CASES, ids=_ids(DECOMPOSITION_CASES))
 def test_decomposition_fixture(case: dict[str, Any]) -> None:
-    if case["expected"] == "error":
-        with pytest.raises(tabret.LLMParseError):
-            parse_decomposition(case["answer"])
-        return
-    assert parse_decomposition(case["answer"]) == [SubQuery(c, a) for c, a in case["expected"]]
+    _check(case, parse_decomposition, lambda e: [SubQuery(c, a) for c, a in e])
 
 
 @pytest.mark.parametrize("case", QUESTION_CASES, ids=_ids(QUESTION_CASES))
 def test_question_fixture(case: dict[str, Any]) -> None:
-    if case["expected"] == "error":
-        with pytest.raises(tabret.LLMParseError):
-            parse_question(case["answer"])
-        return
-    assert parse_question(case["answer"]) == case["expected"]
+    _check(case, parse_question, lambda e: e)
 
 
 # ---------------------------------------------------------------------------------------------

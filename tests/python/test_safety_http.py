@@ -11,13 +11,15 @@ import base64
 import json
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from local_http import serving
 from tabret import EmbeddingError, LLMError
 from tabret.cli import main
 from tabret.embedders import OpenAICompatibleEmbedder
@@ -87,28 +89,14 @@ def _handler(server: Server) -> type[BaseHTTPRequestHandler]:
 def serve() -> Iterator[Callable[[Callable[[Request], tuple[int, dict[str, str], bytes]]], Server]]:
     """Starts servers on 127.0.0.1 (each its own port, so its own origin); all are stopped at
     the end of the test."""
-    running: list[tuple[ThreadingHTTPServer, threading.Thread]] = []
+    with ExitStack() as running:
 
-    def start(respond: Callable[[Request], tuple[int, dict[str, str], bytes]]) -> Server:
-        server = Server(respond)
-        httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(server))
-        httpd.daemon_threads = True
-        thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        thread.start()
-        running.append((httpd, thread))
-        host, port = httpd.server_address[:2]
-        server.url = f"http://{host!s}:{port}"
-        return server
+        def start(respond: Callable[[Request], tuple[int, dict[str, str], bytes]]) -> Server:
+            server = Server(respond)
+            server.url = running.enter_context(serving(_handler(server)))
+            return server
 
-    try:
         yield start
-    finally:
-        for httpd, thread in running:
-            httpd.shutdown()
-            httpd.server_close()
-            thread.join(timeout=10)
 
 
 def _answer(payload: dict[str, Any]) -> Callable[[Request], tuple[int, dict[str, str], bytes]]:

@@ -50,6 +50,24 @@ def fk_names(cat: Catalog) -> list[tuple[str, str]]:
     )
 
 
+#: The tables and foreign keys of the ``lib`` schema that every dump test loads.
+LIB_TABLES = ["author", "book", "review"]
+LIB_KEYS = [("lib.book.author_id", "lib.author.id"), ("lib.review.book_id", "lib.book.id")]
+
+
+def load_lib_dump(tmp_path: Path, dump: str | bytes) -> Catalog:
+    """``dump`` (of the ``lib`` schema) saved as lib.sql and loaded; its foreign keys are
+    checked here, its tables by the caller."""
+    path = tmp_path / "lib.sql"
+    if isinstance(dump, bytes):
+        path.write_bytes(dump)
+    else:
+        path.write_text(dump)
+    cat = Catalog.from_ddl(path)
+    assert fk_names(cat) == LIB_KEYS
+    return cat
+
+
 # --- item 8 ---------------------------------------------------------------------------------
 
 
@@ -291,14 +309,8 @@ def test_sqlite3_schema_dump_loads_every_table(tmp_path: Path) -> None:
     dump = subprocess.run(
         [str(sqlite3_bin), str(db), ".schema"], capture_output=True, check=True, timeout=60
     ).stdout
-    path = tmp_path / "lib.sql"
-    path.write_bytes(dump)
-    cat = Catalog.from_ddl(path)
-    assert [t.name for t in cat.tables] == ["author", "book", "review"]
-    assert fk_names(cat) == [
-        ("lib.book.author_id", "lib.author.id"),
-        ("lib.review.book_id", "lib.book.id"),
-    ]
+    cat = load_lib_dump(tmp_path, dump)
+    assert [t.name for t in cat.tables] == LIB_TABLES
     # The same schema read from the database file agrees.
     direct = Catalog.from_sqlite(db)
     assert [t.name for t in direct.tables] == [t.name for t in cat.tables]
@@ -376,14 +388,8 @@ def pg_dump_text() -> Iterator[str]:
 
 
 def test_pg_dump_schema_only_loads_every_table(pg_dump_text: str, tmp_path: Path) -> None:
-    path = tmp_path / "lib.sql"
-    path.write_text(pg_dump_text)
-    cat = Catalog.from_ddl(path)
-    assert sorted(t.name for t in cat.tables) == ["author", "book", "review"]
-    assert fk_names(cat) == [
-        ("lib.book.author_id", "lib.author.id"),
-        ("lib.review.book_id", "lib.book.id"),
-    ]
+    cat = load_lib_dump(tmp_path, pg_dump_text)
+    assert sorted(t.name for t in cat.tables) == LIB_TABLES
     author = cat.tables[cat.find_table("lib", "author") or 0]
     assert author.description == 'Writers; it\'s \\ a "list"'
     # Headerless (a hand-edited copy) it still loads the same: the nested comment is PostgreSQL's.
@@ -503,14 +509,8 @@ def mysqldump_text() -> Iterator[str]:
 
 def test_mysqldump_with_data_loads_every_table_and_key(mysqldump_text: str, tmp_path: Path) -> None:
     assert "'it\\'s'" in mysqldump_text  # the dump escapes quotes with backslashes
-    path = tmp_path / "lib.sql"
-    path.write_text(mysqldump_text)
-    cat = Catalog.from_ddl(path)
-    assert [t.name for t in cat.tables] == ["author", "book", "review"]
-    assert fk_names(cat) == [
-        ("lib.book.author_id", "lib.author.id"),
-        ("lib.review.book_id", "lib.book.id"),
-    ]
+    cat = load_lib_dump(tmp_path, mysqldump_text)
+    assert [t.name for t in cat.tables] == LIB_TABLES
     review = cat.tables[cat.find_table("lib", "review") or 0]
     assert review.description == "reviews; it's /* not a comment"
     name = cat.find_column(cat.find_table("lib", "author") or 0, "name")

@@ -9,6 +9,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import Protocol
 
 from tabret._core import Error
 from tabret.cli import catalog, demo, index, plot, query
@@ -17,13 +18,37 @@ from tabret.cli import eval as eval_command
 __all__ = ["build_parser", "main"]
 
 
+class Subcommand(Protocol):
+    """What a subcommand module defines: its help line and description for argparse, its
+    arguments, and the command that runs it."""
+
+    @property
+    def HELP(self) -> str: ...
+    @property
+    def DESCRIPTION(self) -> str | None: ...
+    def add_arguments(self, p: argparse.ArgumentParser) -> None: ...
+    def command(self, args: argparse.Namespace) -> int: ...
+
+
+SUBCOMMANDS: dict[str, Subcommand] = {
+    "catalog": catalog,
+    "index": index,
+    "query": query,
+    "plot": plot,
+    "demo": demo,
+    "eval": eval_command,
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabret", description="Table retrieval for text-to-SQL over large catalogs."
     )
     sub = parser.add_subparsers(dest="command", required=True)
-    for module in (catalog, index, query, plot, demo, eval_command):
-        module.add_parser(sub)
+    for name, module in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
+        module.add_arguments(p)
+        p.set_defaults(func=module.command)
     return parser
 
 

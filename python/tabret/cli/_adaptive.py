@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tabret.cli._common import TextFormat, add_threshold_rule
+from tabret.cli._common import TextFormat, add_choice, add_number, add_threshold_rule
 from tabret.methods import METHODS, AdaptiveOptions, Inputs, NoOptions
 
 if TYPE_CHECKING:
@@ -40,27 +40,16 @@ def first_stages() -> list[str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     default = AdaptiveOptions()
     a = p.add_argument_group("adaptive (ATR) options")
-    a.add_argument(
+    add_choice(
+        a,
         "--first-stage",
-        default="single-hop",
-        choices=first_stages(),
-        help="where the adaptive re-ranker's candidates come from (default: single-hop)",
+        first_stages(),
+        "single-hop",
+        "where the adaptive re-ranker's candidates come from (default: single-hop)",
     )
-    a.add_argument(
-        "--candidates",
-        type=int,
-        default=default.candidates,
-        help="N candidates (default: %(default)s)",
-    )
-    a.add_argument(
-        "--window",
-        type=int,
-        default=default.window,
-        help="W tables per window (default: %(default)s)",
-    )
-    a.add_argument(
-        "--retain", type=int, default=default.retain, help="R tables kept (default: %(default)s)"
-    )
+    add_number(a, "--candidates", int, default.candidates, "N candidates")
+    add_number(a, "--window", int, default.window, "W tables per window")
+    add_number(a, "--retain", int, default.retain, "R tables kept")
     add_threshold_rule(
         a,
         default.rule,
@@ -69,22 +58,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "relative (best - δ), zscore (mean + z·std of the top --threshold-depth cosines), "
         "gap (largest drop; no value)",
     )
-    a.add_argument(
-        "--threshold-value",
-        type=float,
-        default=default.value,
-        help="τ, δ or z (default: %(default)s)",
-    )
-    a.add_argument(
-        "--threshold-depth",
-        type=int,
-        default=default.depth,
-        help="top cosines for zscore/gap (default: %(default)s)",
-    )
-    a.add_argument(
+    add_number(a, "--threshold-value", float, default.value, "τ, δ or z")
+    add_number(a, "--threshold-depth", int, default.depth, "top cosines for zscore/gap")
+    add_choice(
+        a,
         "--calibrate-on",
-        choices=["spider-union", "bird-union", "demo"],
-        help="fit --threshold-value (per rule; gap has none) on this other benchmark's gold "
+        ["spider-union", "bird-union", "demo"],
+        None,
+        "fit --threshold-value (per rule; gap has none) on this other benchmark's gold "
         "tables, never the evaluated one's: the fewest mean tables reaching "
         "--target-complete-recall there",
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tabret.adaptive import ThresholdRule
@@ -22,6 +22,27 @@ LOADERS: dict[str, Callable[[str], Catalog]] = {
     "json": Catalog.from_json,
     "sqlalchemy": Catalog.from_sqlalchemy,
 }
+
+
+#: Where an option is added: a parser or one of its argument groups.
+Options = argparse._ActionsContainer
+
+
+def add_number(
+    g: Options, flag: str, kind: type[int] | type[float], default: float, help: str
+) -> None:
+    """An int or float option whose help ends with its default: ``help (default: …)``."""
+    g.add_argument(flag, type=kind, default=default, help=f"{help} (default: %(default)s)")
+
+
+def add_choice(g: Options, flag: str, choices: Sequence[str], default: object, help: str) -> None:
+    """An option that takes one of ``choices`` (``default`` when not given)."""
+    g.add_argument(flag, default=default, choices=choices, help=help)
+
+
+def add_switch(g: Options, flag: str, help: str) -> None:
+    """An on/off flag (``store_true``)."""
+    g.add_argument(flag, action="store_true", help=help)
 
 
 def add_source_arguments(p: argparse.ArgumentParser) -> None:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tabret.cli._common import add_choice, add_number, add_switch
 from tabret.methods import METHODS, CrushOptions, Inputs
 
 if TYPE_CHECKING:
@@ -30,36 +31,38 @@ class CrushEval:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     default = CrushOptions()
     g = p.add_argument_group("crush", "options of --method crush")
-    g.add_argument(
+    add_choice(
+        g,
         "--crush-probes",
-        default="auto",
-        choices=["auto", "crush", "jar"],
-        help="probe source: crush = CRUSH's recorded hallucinated schemas (BIRD only); jar = "
+        ["auto", "crush", "jar"],
+        "auto",
+        "probe source: crush = CRUSH's recorded hallucinated schemas (BIRD only); jar = "
         "JAR's recorded decompositions (concept:attribute); auto: crush on BIRD, jar on Spider",
     )
-    g.add_argument(
+    add_choice(
+        g,
         "--crush-objective",
-        default=_objective_flag(default.objective),
-        choices=["paper", "round-robin"],
-        help="paper: coverage + connectivity, greedy (default); round-robin: reference greedy",
+        ["paper", "round-robin"],
+        _objective_flag(default.objective),
+        "paper: coverage + connectivity, greedy (default); round-robin: reference greedy",
     )
-    g.add_argument(
+    add_choice(
+        g,
         "--crush-candidates",
-        default=default.candidates,
-        choices=["union", "global"],
-        help="union of each probe's top N (paper, default) or global top N (reference)",
+        ["union", "global"],
+        default.candidates,
+        "union of each probe's top N (paper, default) or global top N (reference)",
     )
-    g.add_argument(
-        "--crush-depth", type=int, default=default.candidate_depth, help="N (default: %(default)s)"
-    )
-    g.add_argument(
+    add_number(g, "--crush-depth", int, default.candidate_depth, "N")
+    add_choice(
+        g,
         "--crush-probe-text",
-        default=default.probe,
-        choices=["question", "alone"],
-        help="embed a probe in the question's context, 'x t.c' (paper, default), or alone",
+        ["question", "alone"],
+        default.probe,
+        "embed a probe in the question's context, 'x t.c' (paper, default), or alone",
     )
-    g.add_argument("--crush-no-entropy", action="store_true", help="ablation: s = P(d|k)")
-    g.add_argument("--crush-no-connectivity", action="store_true", help="ablation: lambda = 0")
+    add_switch(g, "--crush-no-entropy", "ablation: s = P(d|k)")
+    add_switch(g, "--crush-no-connectivity", "ablation: lambda = 0")
     g.add_argument(
         "--crush-table-budget",
         type=int,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
+from tabret.cli._common import add_choice, add_number, add_switch
 from tabret.methods import METHODS, ClosureOptions, GreedyJoinOptions, JarExactOptions
 
 if TYPE_CHECKING:
@@ -52,52 +53,52 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="add bridge tables on shortest FK paths after each method (bare flag: on; both: "
         "each method with and without); implies --per-k",
     )
-    j.add_argument(
-        "--closure-budget",
-        type=int,
-        default=closure.budget,
-        help="bridge tables per question (default: %(default)s)",
-    )
-    j.add_argument(
+    add_number(j, "--closure-budget", int, closure.budget, "bridge tables per question")
+    add_choice(
+        j,
         "--closure-mode",
-        default=closure.mode,
-        choices=["append", "within_k"],
-        help="append: bridges after the k tables (up to k + budget returned); within_k: keep k",
+        ["append", "within_k"],
+        closure.mode,
+        "append: bridges after the k tables (up to k + budget returned); within_k: keep k",
     )
-    j.add_argument(
+    add_number(
+        j,
         "--join-candidates",
-        type=int,
-        default=greedy.candidates,
-        help="first-stage tables re-ranked by greedy-join / jar-exact (default: %(default)s)",
+        int,
+        greedy.candidates,
+        "first-stage tables re-ranked by greedy-join / jar-exact",
     )
-    j.add_argument(
+    add_choice(
+        j,
         "--greedy-weights",
-        default=greedy.weights,
-        choices=["paper", "reference"],
-        help="greedy λ_coarse: paper 4 (default) or the reference code's 3",
+        ["paper", "reference"],
+        greedy.weights,
+        "greedy λ_coarse: paper 4 (default) or the reference code's 3",
     )
-    j.add_argument(
+    add_choice(
+        j,
         "--jar-weights",
-        default="auto",
-        choices=["auto", "spider", "bird"],
-        help="JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
+        ["auto", "spider", "bird"],
+        "auto",
+        "JAR weights [w1..w5]: spider [2,8,1,10,1], bird [3,8,1,3,1]; auto: by benchmark",
     )
-    j.add_argument(
+    add_choice(
+        j,
         "--jar-connectivity",
-        default=jar.connectivity,
-        choices=["soft", "strict"],
-        help="jar-exact: soft (zero-weight edges may complete the join tree; default) or "
+        ["soft", "strict"],
+        jar.connectivity,
+        "jar-exact: soft (zero-weight edges may complete the join tree; default) or "
         "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
     )
-    j.add_argument(
+    add_switch(
+        j,
         "--no-value-stats",
-        action="store_true",
-        help="build the join graph without JAR's recorded uniqueness and sample values",
+        "build the join graph without JAR's recorded uniqueness and sample values",
     )
-    j.add_argument(
+    add_switch(
+        j,
         "--no-decompositions",
-        action="store_true",
-        help="greedy-join and jar-exact without JAR's recorded decompositions: each question is "
+        "greedy-join and jar-exact without JAR's recorded decompositions: each question is "
         "its own only sub-query (what they do without an LLM)",
     )
 

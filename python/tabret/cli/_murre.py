@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, TextIO
 
+from tabret.cli._common import add_choice, add_number, add_switch
 from tabret.methods import METHODS, Inputs, MurreOptions
 
 if TYPE_CHECKING:
@@ -33,18 +34,17 @@ class MurreEval:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     default = MurreOptions()
     g = p.add_argument_group("MURRE (--method murre…)")
-    g.add_argument(
+    add_choice(
+        g,
         "--rewriter",
-        default="coverage",
-        choices=["coverage", "lexical"],
-        help="coverage: coverage removal over JAR's recorded decompositions (a question without "
+        ["coverage", "lexical"],
+        "coverage",
+        "coverage: coverage removal over JAR's recorded decompositions (a question without "
         "one falls back to lexical removal, and the method label says how many did); "
         "lexical: lexical removal of the question's words (default: coverage)",
     )
-    g.add_argument(
-        "--beam", type=int, default=default.beam, help="beam size B (default: %(default)s)"
-    )
-    g.add_argument("--hops", type=int, default=default.hops, help="hops H (default: %(default)s)")
+    add_number(g, "--beam", int, default.beam, "beam size B")
+    add_number(g, "--hops", int, default.hops, "hops H")
     g.add_argument(
         "--per-beam",
         type=int,
@@ -52,10 +52,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="tables each beam adds per hop (default: 0 = every table, the paper's form; "
         "murre-reference always uses 3B)",
     )
-    g.add_argument(
+    add_switch(
+        g,
         "--recorded-only",
-        action="store_true",
-        help="score only the questions that have a recorded JAR decomposition (every method)",
+        "score only the questions that have a recorded JAR decomposition (every method)",
     )
 
 

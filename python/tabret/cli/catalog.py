@@ -18,12 +18,14 @@ class CatalogOptions:
     json: bool
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("catalog", help="load a schema and print its size (or convert it)")
+HELP = "load a schema and print its size (or convert it)"
+DESCRIPTION = None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_source_arguments(p)
     p.add_argument("--save", metavar="OUT.json", help="also write tabret catalog JSON")
     p.add_argument("--json", action="store_true", help="print the counts as JSON")
-    p.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:

@@ -16,10 +16,11 @@ class DemoOptions:
     quiet: bool
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "demo", help="retrieve tables for the demo questions on the bundled demo catalog"
-    )
+HELP = "retrieve tables for the demo questions on the bundled demo catalog"
+DESCRIPTION = None
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--embedder",
         default="all-MiniLM-L6-v2",
@@ -28,7 +29,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--k", type=int, default=5, help="tables per question (default: 5)")
     p.add_argument("--limit", type=int, default=8, help="questions to show (default: 8)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
-    p.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:

@@ -56,13 +56,14 @@ class EvalOptions:
     adaptive: _adaptive.AdaptiveEval
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "eval",
-        help="evaluate retrieval methods on a benchmark (prints k= and r@ per k)",
-        description="Builds an index over the benchmark's catalog with the embedder, runs each "
-        "method over every question and prints complete recall (k=) and recall (r@) in percent.",
-    )
+HELP = "evaluate retrieval methods on a benchmark (prints k= and r@ per k)"
+DESCRIPTION = (
+    "Builds an index over the benchmark's catalog with the embedder, runs each "
+    "method over every question and prints complete recall (k=) and recall (r@) in percent."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--benchmark",
         required=True,
@@ -134,7 +135,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--json", action="store_true", help="print results as JSON")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _murre.add_arguments(p)
-    p.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:

@@ -39,13 +39,14 @@ class IndexOptions:
     questions: bool
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "index",
-        help="build a table index over a schema and save it",
-        description="Embeds every table (and column) of the schema and saves a versioned, "
-        "checksummed index directory that `tabret query` and TableIndex.load read.",
-    )
+HELP = "build a table index over a schema and save it"
+DESCRIPTION = (
+    "Embeds every table (and column) of the schema and saves a versioned, "
+    "checksummed index directory that `tabret query` and TableIndex.load read."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     add_source_arguments(p)
     p.add_argument(
         "out",
@@ -69,7 +70,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _add_extras(p)
-    p.set_defaults(func=command)
 
 
 def _add_extras(p: argparse.ArgumentParser) -> None:

@@ -6,6 +6,8 @@ import argparse
 from dataclasses import dataclass
 from typing import Literal
 
+from tabret.cli._common import add_choice
+
 
 @dataclass(frozen=True)
 class PlotOptions:
@@ -14,22 +16,23 @@ class PlotOptions:
     metric: Literal["complete_recall", "recall"]
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "plot",
-        help="plot recall@k curves from `tabret eval --output` files",
-        description="One panel per benchmark, one line per method and embedder (needs "
-        "matplotlib: pip install 'tabret[plot]').",
-    )
+HELP = "plot recall@k curves from `tabret eval --output` files"
+DESCRIPTION = (
+    "One panel per benchmark, one line per method and embedder (needs "
+    "matplotlib: pip install 'tabret[plot]')."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("results", nargs="+", metavar="EVAL.json", help="evaluation output files")
     p.add_argument("--output", required=True, metavar="FILE.png", help="image to write")
-    p.add_argument(
+    add_choice(
+        p,
         "--metric",
-        default="complete_recall",
-        choices=["complete_recall", "recall"],
-        help="complete recall k= (default) or recall r@",
+        ["complete_recall", "recall"],
+        "complete_recall",
+        "complete recall k= (default) or recall r@",
     )
-    p.set_defaults(func=command)
 
 
 def command(args: argparse.Namespace) -> int:

@@ -60,13 +60,14 @@ class SavedParts:
     questions: _core.QuestionIndex | None
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "query",
-        help="retrieve tables for questions from a saved index",
-        description="Loads an index saved by `tabret index` and prints the top tables for each "
-        "question, best first, with their scores.",
-    )
+HELP = "retrieve tables for questions from a saved index"
+DESCRIPTION = (
+    "Loads an index saved by `tabret index` and prints the top tables for each "
+    "question, best first, with their scores."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("index", metavar="INDEX_DIR", help="a directory written by `tabret index`")
     p.add_argument("question", nargs="*", help="questions (or use --file)")
     p.add_argument("--file", metavar="FILE", help="more questions, one per line ('-': stdin)")
@@ -82,7 +83,6 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="the embedder the index was built with (default: the name saved in the index)",
     )
     p.add_argument("--json", action="store_true", help="print results as JSON")
-    p.set_defaults(func=command)
 
 
 def _add_method_arguments(p: argparse.ArgumentParser) -> None:

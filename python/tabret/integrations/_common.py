@@ -7,13 +7,24 @@ from typing import Any, Literal
 
 from tabret.index import Retriever
 
-__all__ = ["ContentFormat", "RetrieverLike", "TableDocument", "table_documents"]
+__all__ = [
+    "ContentFormat",
+    "RetrieverLike",
+    "TableDocument",
+    "missing_extra",
+    "table_documents",
+]
 
 ContentFormat = Literal["ddl", "signature", "words"]
 
 
 #: Any tabret retriever (kept for code written before :class:`tabret.Retriever`).
 RetrieverLike = Retriever
+
+
+def missing_extra(module: str, package: str, extra: str) -> ImportError:
+    """The error of an adapter ``module`` imported without its framework ``package``."""
+    return ImportError(f"{module} needs {package}: pip install 'tabret[{extra}]'")
 
 
 @dataclass(frozen=True)

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from tabret.index import Retriever
+from tabret.integrations._common import ContentFormat, missing_extra, table_documents
+
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
 except ImportError as err:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "tabret.integrations.langchain needs langchain-core: pip install 'tabret[langchain]'"
-    ) from err
+    raise missing_extra(__name__, "langchain-core", "langchain") from err
 from pydantic import ConfigDict, Field
-
-from tabret.index import Retriever
-from tabret.integrations._common import ContentFormat, table_documents
 
 __all__ = ["TabretRetriever"]
 

@@ -6,16 +6,14 @@ nodes = TabretRetriever(DenseRetriever(index), k=5).retrieve("How many singers?"
 
 from __future__ import annotations
 
+from tabret.index import Retriever
+from tabret.integrations._common import ContentFormat, missing_extra, table_documents
+
 try:
     from llama_index.core.retrievers import BaseRetriever
     from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 except ImportError as err:  # pragma: no cover - exercised only without the extra
-    raise ImportError(
-        "tabret.integrations.llama_index needs llama-index-core: pip install 'tabret[llamaindex]'"
-    ) from err
-
-from tabret.index import Retriever
-from tabret.integrations._common import ContentFormat, table_documents
+    raise missing_extra(__name__, "llama-index-core", "llamaindex") from err
 
 __all__ = ["TabretRetriever"]
 
