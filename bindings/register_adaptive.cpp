@@ -5,11 +5,14 @@
 #include <tabret/scoring/callback_window_scorer.hpp>
 #include <tabret/scoring/similarity_window_scorer.hpp>
 
+#include <functional>
 #include <memory>
-#include <optional>
+#include <utility>
+#include <variant>
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -90,23 +93,31 @@ window_score_fn python_window_score_fn(py::object fn, std::string name) {
     };
 }
 
-/// Owns what an adaptive re-ranking refers to: the index and either a Python scorer or the
-/// embedder of the similarity scorer (whose question cache lives for one rerank call).
-struct py_adaptive_reranker {
-    std::shared_ptr<const table_index> index;
-    adaptive_options options;
-    std::optional<callback_window_scorer> callback;
-    std::optional<callback_embedder> embedder;
-    similarity_threshold threshold;
+/// The window scorer of an adaptive re-ranking: a Python callable's, or the similarity scorer's
+/// embedder and threshold (the scorer itself, with its question cache, lives for one rerank call).
+using window_scorer_source =
+    std::variant<callback_window_scorer, std::pair<callback_embedder, similarity_threshold>>;
 
-    [[nodiscard]] std::vector<retrieval> rerank(const std::vector<std::string>& questions,
-                                                const std::vector<retrieval>& first) const {
-        if (callback) return adaptive_rerank(*index, questions, first, *callback, options);
-        const cached_embedder cache(*embedder);
-        const similarity_window_scorer scorer(*index, cache, threshold);
-        return adaptive_rerank(*index, questions, first, scorer, options);
-    }
-};
+using rerank_step = std::function<std::vector<retrieval>(const std::vector<std::string>&,
+                                                         const std::vector<retrieval>&)>;
+
+/// Adaptive re-ranking over the held index, options and scorer.
+using py_adaptive_reranker =
+    owner<rerank_step, std::shared_ptr<const table_index>, adaptive_options, window_scorer_source>;
+
+rerank_step adaptive_step(const std::shared_ptr<const table_index>& held_index,
+                          const adaptive_options& options, const window_scorer_source& source) {
+    return [&index = *held_index, &options, &source](const std::vector<std::string>& questions,
+                                                     const std::vector<retrieval>& first) {
+        if (const auto* callback = std::get_if<callback_window_scorer>(&source))
+            return adaptive_rerank(index, questions, first, *callback, options);
+        const auto& [embedder, threshold] =
+            std::get<std::pair<callback_embedder, similarity_threshold>>(source);
+        const cached_embedder cache(embedder);
+        const similarity_window_scorer scorer(index, cache, threshold);
+        return adaptive_rerank(index, questions, first, scorer, options);
+    };
+}
 
 adaptive_options to_options(std::size_t candidates, std::size_t window, std::size_t retain) {
     adaptive_options o{candidates, window, retain};
@@ -123,13 +134,13 @@ void register_adaptive(py::module_& m) {
             [](std::shared_ptr<const table_index> index, const py::object& embed,
                const std::string& embedder_name, const std::string& rule, float value,
                std::size_t depth, std::size_t candidates, std::size_t window, std::size_t retain) {
-                auto r = std::make_shared<py_adaptive_reranker>();
-                r->options = to_options(candidates, window, retain);
-                r->threshold = {to_rule(rule), value, depth};
-                check_similarity_threshold(r->threshold);
-                r->embedder.emplace(to_embedder(embed, embedder_name));
-                r->index = std::move(index);
-                return r;
+                const auto options = to_options(candidates, window, retain);
+                const similarity_threshold threshold{to_rule(rule), value, depth};
+                check_similarity_threshold(threshold);
+                return std::make_shared<py_adaptive_reranker>(
+                    adaptive_step, std::move(index), options,
+                    window_scorer_source(std::in_place_index<1>, to_embedder(embed, embedder_name),
+                                         threshold));
             },
             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
             py::arg("rule") = "relative", py::arg("value") = 0.1f, py::arg("depth") = 50,
@@ -141,22 +152,28 @@ void register_adaptive(py::module_& m) {
                 if (!PyCallable_Check(scorer.ptr()))
                     throw py::type_error("window scorer must be callable, got " +
                                          type_name(scorer));
-                auto r = std::make_shared<py_adaptive_reranker>();
-                r->options = to_options(candidates, window, retain);
-                r->callback.emplace(python_window_score_fn(std::move(scorer), name), name);
-                r->index = std::move(index);
-                return r;
+                const auto options = to_options(candidates, window, retain);
+                return std::make_shared<py_adaptive_reranker>(
+                    adaptive_step, std::move(index), options,
+                    window_scorer_source(std::in_place_index<0>,
+                                         python_window_score_fn(std::move(scorer), name), name));
             },
             py::arg("index"), py::arg("scorer"), py::arg("name"), py::arg("candidates") = 50,
             py::arg("window") = 20, py::arg("retain") = 15)
-        .def("rerank", &py_adaptive_reranker::rerank, py::arg("questions"), py::arg("first"),
-             py::call_guard<py::gil_scoped_release>())
-        .def_property_readonly("candidates",
-                               [](const py_adaptive_reranker& r) { return r.options.candidates; })
-        .def_property_readonly("window",
-                               [](const py_adaptive_reranker& r) { return r.options.window; })
-        .def_property_readonly("retain",
-                               [](const py_adaptive_reranker& r) { return r.options.retain; });
+        .def(
+            "rerank",
+            [](const py_adaptive_reranker& r, const std::vector<std::string>& questions,
+               const std::vector<retrieval>& first) { return r.get()(questions, first); },
+            py::arg("questions"), py::arg("first"), py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly(
+            "candidates",
+            [](const py_adaptive_reranker& r) { return r.held<adaptive_options>().candidates; })
+        .def_property_readonly(
+            "window",
+            [](const py_adaptive_reranker& r) { return r.held<adaptive_options>().window; })
+        .def_property_readonly("retain", [](const py_adaptive_reranker& r) {
+            return r.held<adaptive_options>().retain;
+        });
 }
 
 }  // namespace tabret::bindings

@@ -14,6 +14,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -57,20 +58,9 @@ rerank_fn python_rerank_fn(py::object fn) {
     };
 }
 
-/// Owns what a reverse_retriever refers to, so Python can hold it alone.
-struct py_reverse_retriever {
-    py_reverse_retriever(std::shared_ptr<const table_index> i,
-                         std::shared_ptr<const question_index> q, callback_embedder e,
-                         reverse_options o)
-        : index(std::move(i)),
-          questions(std::move(q)),
-          embedder(std::move(e)),
-          retriever(*index, *questions, embedder, std::move(o)) {}
-    std::shared_ptr<const table_index> index;
-    std::shared_ptr<const question_index> questions;
-    callback_embedder embedder;
-    reverse_retriever<callback_embedder> retriever;
-};
+using py_reverse_retriever =
+    owner<reverse_retriever<callback_embedder>, std::shared_ptr<const table_index>,
+          std::shared_ptr<const question_index>, callback_embedder>;
 
 }  // namespace
 
@@ -109,29 +99,24 @@ void register_reverse(py::module_& m) {
                                [](const question_index& q) { return q.vectors().vectors(); })
         .def("__len__", &question_index::size);
 
-    py::class_<py_reverse_retriever, std::shared_ptr<py_reverse_retriever>>(m, "ReverseRetriever")
-        .def(py::init([](std::shared_ptr<const table_index> index,
-                         std::shared_ptr<const question_index> questions, const py::object& embed,
-                         const std::string& name, const py::object& reranker,
-                         std::size_t candidates) {
-                 reverse_options o;
-                 o.candidates = candidates;
-                 if (!reranker.is_none()) o.reranker = python_rerank_fn(reranker);
-                 return std::make_shared<py_reverse_retriever>(
-                     std::move(index), std::move(questions), to_embedder(embed, name),
-                     std::move(o));
-             }),
-             py::arg("index"), py::arg("questions"), py::arg("embed"), py::arg("embedder_name"),
-             py::arg("reranker") = py::none(), py::arg("candidates") = 40)
-        .def(
-            "retrieve",
-            [](const py_reverse_retriever& r, const std::vector<std::string>& questions,
-               std::size_t k, std::size_t k_columns) {
-                const interrupt_scope interruptible(python_interrupt());
-                return r.retriever.retrieve(questions, {k, k_columns});
-            },
-            py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
-            py::call_guard<py::gil_scoped_release>());
+    py::class_<py_reverse_retriever, std::shared_ptr<py_reverse_retriever>> reverse(
+        m, "ReverseRetriever");
+    reverse.def(
+        py::init([](std::shared_ptr<const table_index> index,
+                    std::shared_ptr<const question_index> questions, const py::object& embed,
+                    const std::string& name, const py::object& reranker, std::size_t candidates) {
+            reverse_options o;
+            o.candidates = candidates;
+            if (!reranker.is_none()) o.reranker = python_rerank_fn(reranker);
+            return std::make_shared<py_reverse_retriever>(
+                [&](const auto& i, const auto& q, const auto& e) {
+                    return reverse_retriever<callback_embedder>(*i, *q, e, std::move(o));
+                },
+                std::move(index), std::move(questions), to_embedder(embed, name));
+        }),
+        py::arg("index"), py::arg("questions"), py::arg("embed"), py::arg("embedder_name"),
+        py::arg("reranker") = py::none(), py::arg("candidates") = 40);
+    def_retrieve(reverse);
 
     m.def(
         "reverse_fuse",
