@@ -25,6 +25,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -116,13 +117,6 @@ std::vector<rewrite_request> to_requests(const py::object& requests) {
     return out;
 }
 
-template <class R>
-std::vector<rewrite_result> run_rewrite(const R& rewriter, const py::object& requests) {
-    const auto reqs = to_requests(requests);
-    py::gil_scoped_release release;
-    return rewriter.rewrite(reqs);
-}
-
 std::shared_ptr<const replay_source> snapshot(const replay_source& source) {
     return std::make_shared<const replay_source>(source);
 }
@@ -163,42 +157,45 @@ decomposition_fn to_decomposition_fn(const py::object& d) {
     };
 }
 
-/// Rewriters that refer to a catalog own a copy of it, so that Python can drop or change its own.
-struct py_lexical_rewriter {
-    py_lexical_rewriter(const catalog& c, removal_output o)
-        : cat(std::make_shared<const catalog>(c)), rewriter(*cat, o) {}
-    std::shared_ptr<const catalog> cat;
-    lexical_removal_rewriter rewriter;
-};
+/// Rewriters and generators that refer to a catalog hold a copy of it, so that Python can drop or
+/// change its own.
+using py_lexical_rewriter = owner<lexical_removal_rewriter, catalog>;
+using py_coverage_rewriter = owner<coverage_removal_rewriter, catalog>;
+using py_template_generator = owner<template_question_generator, catalog>;
+using py_murre_rewriter = owner<murre_rewriter, catalog>;
+using py_llm_generator = owner<llm_question_generator, catalog>;
 
-struct py_coverage_rewriter {
-    py_coverage_rewriter(const catalog& c, decomposition_fn d, removal_output o)
-        : cat(std::make_shared<const catalog>(c)), rewriter(*cat, std::move(d), o) {}
-    std::shared_ptr<const catalog> cat;
-    coverage_removal_rewriter rewriter;
-};
+/// The C++ rewriter or generator a bound object is, or holds.
+template <class T>
+const T& native(const T& r) {
+    return r;
+}
+template <class T, class... Held>
+const T& native(const owner<T, Held...>& r) {
+    return r.get();
+}
 
-struct py_template_generator {
-    py_template_generator(const catalog& c, std::size_t max_columns)
-        : cat(std::make_shared<const catalog>(c)), generator(*cat, max_columns) {}
-    std::shared_ptr<const catalog> cat;
-    template_question_generator generator;
-};
+/// `rewrite(requests)` on a bound rewriter: requests converted under the GIL, rewritten without.
+template <class R>
+void def_rewrite(py::class_<R, std::shared_ptr<R>>& c) {
+    c.def(
+        "rewrite",
+        [](const R& r, const py::object& requests) {
+            const auto reqs = to_requests(requests);
+            py::gil_scoped_release release;
+            return native(r).rewrite(reqs);
+        },
+        py::arg("requests"));
+}
 
-struct py_murre_rewriter {
-    py_murre_rewriter(const catalog& c, llm_fn llm, const prompt_set& p, completion_form f,
-                      on_parse_failure o)
-        : cat(std::make_shared<const catalog>(c)), rewriter(*cat, std::move(llm), p, f, o) {}
-    std::shared_ptr<const catalog> cat;
-    murre_rewriter rewriter;
-};
-
-struct py_llm_generator {
-    py_llm_generator(const catalog& c, llm_fn llm, const prompt_set& p)
-        : cat(std::make_shared<const catalog>(c)), generator(*cat, std::move(llm), p) {}
-    std::shared_ptr<const catalog> cat;
-    llm_question_generator generator;
-};
+/// `generate(tables)` on a bound question generator, without the GIL.
+template <class G>
+void def_generate(py::class_<G, std::shared_ptr<G>>& c) {
+    c.def(
+        "generate",
+        [](const G& g, const std::vector<table_id>& tables) { return g.get().generate(tables); },
+        py::arg("tables"), py::call_guard<py::gil_scoped_release>());
+}
 
 std::string quoted(const std::string& s) { return py::repr(lenient_str(s)).cast<std::string>(); }
 
@@ -486,143 +483,122 @@ void register_rewriters(py::module_& m) {
                    ", queries=" + py::repr(py::cast(r.queries)).cast<std::string>() + ")";
         });
 
-    py::class_<py_lexical_rewriter, std::shared_ptr<py_lexical_rewriter>>(
+    py::class_<py_lexical_rewriter, std::shared_ptr<py_lexical_rewriter>> lexical(
         m, "LexicalRemovalRewriter",
-        "Drops the question's words the path covers, tabulates the rest, stops when none left.")
+        "Drops the question's words the path covers, tabulates the rest, stops when none left.");
+    lexical
         .def(py::init([](const catalog& c, const std::string& output) {
-                 return std::make_shared<py_lexical_rewriter>(c, to_output(output));
+                 return std::make_shared<py_lexical_rewriter>(
+                     [o = to_output(output)](const catalog& held) {
+                         return lexical_removal_rewriter(held, o);
+                     },
+                     c);
              }),
              py::arg("catalog"), py::arg("output") = "tabulated")
-        .def(
-            "rewrite",
-            [](const py_lexical_rewriter& r, const py::object& requests) {
-                return run_rewrite(r.rewriter, requests);
-            },
-            py::arg("requests"))
         .def_static("content_terms", &lexical_removal_rewriter::content_terms, py::arg("question"))
         .def(
             "remaining_terms",
             [](const py_lexical_rewriter& r, const rewrite_request& req) {
-                return r.rewriter.remaining_terms(req);
+                return r.get().remaining_terms(req);
             },
             py::arg("request"));
+    def_rewrite(lexical);
 
-    py::class_<py_coverage_rewriter, std::shared_ptr<py_coverage_rewriter>>(
+    py::class_<py_coverage_rewriter, std::shared_ptr<py_coverage_rewriter>> coverage(
         m, "CoverageRemovalRewriter",
-        "Drops the sub-queries the path covers, tabulates the rest, stops when none left.")
+        "Drops the sub-queries the path covers, tabulates the rest, stops when none left.");
+    coverage
         .def(py::init(
                  [](const catalog& c, const py::object& decompositions, const std::string& output) {
                      return std::make_shared<py_coverage_rewriter>(
-                         c, to_decomposition_fn(decompositions), to_output(output));
+                         [d = to_decomposition_fn(decompositions),
+                          o = to_output(output)](const catalog& held) mutable {
+                             return coverage_removal_rewriter(held, std::move(d), o);
+                         },
+                         c);
                  }),
              py::arg("catalog"), py::arg("decompositions"), py::arg("output") = "tabulated")
         .def(
-            "rewrite",
-            [](const py_coverage_rewriter& r, const py::object& requests) {
-                return run_rewrite(r.rewriter, requests);
-            },
-            py::arg("requests"))
-        .def(
             "uncovered",
             [](const py_coverage_rewriter& r, const rewrite_request& req) {
-                py::gil_scoped_release release;
-                return r.rewriter.uncovered(req);
+                return r.get().uncovered(req);
             },
-            py::arg("request"));
+            py::arg("request"), py::call_guard<py::gil_scoped_release>());
+    def_rewrite(coverage);
 
-    py::class_<py_template_generator, std::shared_ptr<py_template_generator>>(
-        m, "TemplateQuestionGenerator", "One template question per table (RE without an LLM).")
-        .def(py::init([](const catalog& c, std::size_t max_columns) {
-                 return std::make_shared<py_template_generator>(c, max_columns);
-             }),
-             py::arg("catalog"), py::arg("max_columns") = 6)
-        .def(
-            "generate",
-            [](const py_template_generator& g, const std::vector<table_id>& tables) {
-                py::gil_scoped_release release;
-                return g.generator.generate(tables);
-            },
-            py::arg("tables"));
+    py::class_<py_template_generator, std::shared_ptr<py_template_generator>> templated(
+        m, "TemplateQuestionGenerator", "One template question per table (RE without an LLM).");
+    templated.def(
+        py::init([](const catalog& c, std::size_t max_columns) {
+            return std::make_shared<py_template_generator>(
+                [&](const catalog& held) { return template_question_generator(held, max_columns); },
+                c);
+        }),
+        py::arg("catalog"), py::arg("max_columns") = 6);
+    def_generate(templated);
 
-    py::class_<recorded_rewriter, std::shared_ptr<recorded_rewriter>>(
-        m, "RecordedRewriter", "Answers from recordings by question directly, with no prompt.")
-        .def(py::init([](const replay_source& source) {
-                 return std::make_shared<recorded_rewriter>(snapshot(source));
-             }),
-             py::arg("source"))
-        .def(
-            "rewrite",
-            [](const recorded_rewriter& r, const py::object& requests) {
-                return run_rewrite(r, requests);
-            },
-            py::arg("requests"));
+    py::class_<recorded_rewriter, std::shared_ptr<recorded_rewriter>> recorded(
+        m, "RecordedRewriter", "Answers from recordings by question directly, with no prompt.");
+    recorded.def(py::init([](const replay_source& source) {
+                     return std::make_shared<recorded_rewriter>(snapshot(source));
+                 }),
+                 py::arg("source"));
+    def_rewrite(recorded);
 
-    py::class_<crush_rewriter, std::shared_ptr<crush_rewriter>>(
-        m, "CrushRewriter", "CRUSH4SQL: the question's hallucinated schema as probes.")
-        .def(py::init([](const py::object& llm, const prompt_set& prompts,
-                         const std::string& template_name, const std::string& policy) {
-                 return std::make_shared<crush_rewriter>(to_llm(llm), prompts, template_name,
-                                                         to_policy(policy));
-             }),
-             py::arg("llm"), py::arg("prompts"), py::arg("template") = "crush_bird",
-             py::arg("on_parse_failure") = "use_question")
-        .def(
-            "rewrite",
-            [](const crush_rewriter& r, const py::object& requests) {
-                return run_rewrite(r, requests);
-            },
-            py::arg("requests"));
+    py::class_<crush_rewriter, std::shared_ptr<crush_rewriter>> crush(
+        m, "CrushRewriter", "CRUSH4SQL: the question's hallucinated schema as probes.");
+    crush.def(py::init([](const py::object& llm, const prompt_set& prompts,
+                          const std::string& template_name, const std::string& policy) {
+                  return std::make_shared<crush_rewriter>(to_llm(llm), prompts, template_name,
+                                                          to_policy(policy));
+              }),
+              py::arg("llm"), py::arg("prompts"), py::arg("template") = "crush_bird",
+              py::arg("on_parse_failure") = "use_question");
+    def_rewrite(crush);
 
-    py::class_<py_murre_rewriter, std::shared_ptr<py_murre_rewriter>>(
-        m, "MurreRewriter", "MURRE: the missing tables (or a rewritten question) given the path.")
+    py::class_<py_murre_rewriter, std::shared_ptr<py_murre_rewriter>> murre(
+        m, "MurreRewriter", "MURRE: the missing tables (or a rewritten question) given the path.");
+    murre
         .def(py::init([](const catalog& c, const py::object& llm, const prompt_set& prompts,
                          const std::string& form, const std::string& policy) {
-                 return std::make_shared<py_murre_rewriter>(c, to_llm(llm), prompts, to_form(form),
-                                                            to_policy(policy));
+                 return std::make_shared<py_murre_rewriter>(
+                     [&, fn = to_llm(llm), f = to_form(form),
+                      o = to_policy(policy)](const catalog& held) mutable {
+                         return murre_rewriter(held, std::move(fn), prompts, f, o);
+                     },
+                     c);
              }),
              py::arg("catalog"), py::arg("llm"), py::arg("prompts"), py::arg("form") = "tables",
              py::arg("on_parse_failure") = "use_question")
         .def(
-            "rewrite",
-            [](const py_murre_rewriter& r, const py::object& requests) {
-                return run_rewrite(r.rewriter, requests);
-            },
-            py::arg("requests"))
-        .def(
             "prompt",
             [](const py_murre_rewriter& r, const rewrite_request& req) {
-                return r.rewriter.prompt(req);
+                return r.get().prompt(req);
             },
             py::arg("request"));
+    def_rewrite(murre);
 
-    py::class_<decomposition_rewriter, std::shared_ptr<decomposition_rewriter>>(
-        m, "DecompositionRewriter", "JAR-style decomposition into concept:attribute sub-queries.")
-        .def(py::init(
-                 [](const py::object& llm, const prompt_set& prompts, const std::string& policy) {
-                     return std::make_shared<decomposition_rewriter>(to_llm(llm), prompts,
-                                                                     to_policy(policy));
-                 }),
-             py::arg("llm"), py::arg("prompts"), py::arg("on_parse_failure") = "use_question")
-        .def(
-            "rewrite",
-            [](const decomposition_rewriter& r, const py::object& requests) {
-                return run_rewrite(r, requests);
-            },
-            py::arg("requests"));
+    py::class_<decomposition_rewriter, std::shared_ptr<decomposition_rewriter>> decomposition(
+        m, "DecompositionRewriter", "JAR-style decomposition into concept:attribute sub-queries.");
+    decomposition.def(
+        py::init([](const py::object& llm, const prompt_set& prompts, const std::string& policy) {
+            return std::make_shared<decomposition_rewriter>(to_llm(llm), prompts,
+                                                            to_policy(policy));
+        }),
+        py::arg("llm"), py::arg("prompts"), py::arg("on_parse_failure") = "use_question");
+    def_rewrite(decomposition);
 
-    py::class_<py_llm_generator, std::shared_ptr<py_llm_generator>>(
-        m, "LLMQuestionGenerator", "Reverse Engineering: one LLM-written question per table.")
-        .def(py::init([](const catalog& c, const py::object& llm, const prompt_set& prompts) {
-                 return std::make_shared<py_llm_generator>(c, to_llm(llm), prompts);
-             }),
-             py::arg("catalog"), py::arg("llm"), py::arg("prompts"))
-        .def(
-            "generate",
-            [](const py_llm_generator& g, const std::vector<table_id>& tables) {
-                py::gil_scoped_release release;
-                return g.generator.generate(tables);
-            },
-            py::arg("tables"));
+    py::class_<py_llm_generator, std::shared_ptr<py_llm_generator>> generator(
+        m, "LLMQuestionGenerator", "Reverse Engineering: one LLM-written question per table.");
+    generator.def(py::init([](const catalog& c, const py::object& llm, const prompt_set& prompts) {
+                      return std::make_shared<py_llm_generator>(
+                          [&, fn = to_llm(llm)](const catalog& held) mutable {
+                              return llm_question_generator(held, std::move(fn), prompts);
+                          },
+                          c);
+                  }),
+                  py::arg("catalog"), py::arg("llm"), py::arg("prompts"));
+    def_generate(generator);
 }
 
 }  // namespace
@@ -642,13 +618,13 @@ llm_fn to_llm(const py::object& llm, const std::string& name) {
 namespace {
 
 /// A rewriter held by Python (holder type H), called without the GIL.
-template <class H, class Get>
-std::optional<callback_rewriter> native_rewriter(const py::object& r, Get get) {
+template <class H>
+std::optional<callback_rewriter> native_rewriter(const py::object& r) {
     if (!py::isinstance<H>(r)) return std::nullopt;
     auto held = r.cast<std::shared_ptr<H>>();
     return callback_rewriter(
-        [held, get](std::span<const rewrite_request> requests) {
-            return get(*held).rewrite(requests);
+        [held](std::span<const rewrite_request> requests) {
+            return native(*held).rewrite(requests);
         },
         type_name(r));
 }
@@ -687,24 +663,12 @@ callback_rewriter python_rewriter(const py::object& r) {
 }  // namespace
 
 callback_rewriter to_rewriter(const py::object& r) {
-    if (auto c = native_rewriter<py_lexical_rewriter>(
-            r, [](const auto& h) -> const auto& { return h.rewriter; }))
-        return *c;
-    if (auto c = native_rewriter<py_coverage_rewriter>(
-            r, [](const auto& h) -> const auto& { return h.rewriter; }))
-        return *c;
-    if (auto c = native_rewriter<py_murre_rewriter>(
-            r, [](const auto& h) -> const auto& { return h.rewriter; }))
-        return *c;
-    if (auto c = native_rewriter<recorded_rewriter>(
-            r, [](const auto& h) -> const auto& { return h; }))
-        return *c;
-    if (auto c = native_rewriter<crush_rewriter>(
-            r, [](const auto& h) -> const auto& { return h; }))
-        return *c;
-    if (auto c = native_rewriter<decomposition_rewriter>(
-            r, [](const auto& h) -> const auto& { return h; }))
-        return *c;
+    if (auto c = native_rewriter<py_lexical_rewriter>(r)) return *c;
+    if (auto c = native_rewriter<py_coverage_rewriter>(r)) return *c;
+    if (auto c = native_rewriter<py_murre_rewriter>(r)) return *c;
+    if (auto c = native_rewriter<recorded_rewriter>(r)) return *c;
+    if (auto c = native_rewriter<crush_rewriter>(r)) return *c;
+    if (auto c = native_rewriter<decomposition_rewriter>(r)) return *c;
     return python_rewriter(r);
 }
 
