@@ -31,6 +31,11 @@ inline std::shared_ptr<pybind11::object> keep(pybind11::object obj) {
             }};
 }
 
+/// The name of @p h's type ("int", "list", "DenseRetriever"), for error messages.
+inline std::string type_name(const pybind11::handle& h) {
+    return pybind11::type::of(h).attr("__name__").cast<std::string>();
+}
+
 /// A str from bytes that may not be valid UTF-8: bad bytes become U+FFFD.
 inline pybind11::str lenient_str(std::string_view s) {
     auto* obj = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
@@ -112,9 +117,6 @@ inline progress_fn python_progress_fn(pybind11::object fn) {
 inline std::vector<std::string> to_completions(const pybind11::handle& answer, std::size_t expected,
                                                const std::string& who) {
     namespace py = pybind11;
-    const auto type_name = [](const py::handle& h) {
-        return py::type::of(h).attr("__name__").cast<std::string>();
-    };
     if (py::isinstance<py::str>(answer) || py::isinstance<py::bytes>(answer) ||
         !py::isinstance<py::sequence>(answer))
         throw py::type_error("LLM '" + who + "' must return a list of str (one per prompt), got " +
@@ -167,7 +169,7 @@ inline any_retriever python_retriever(pybind11::object fn) {
             out = answer.cast<std::vector<retrieval>>();
         } catch (const py::cast_error&) {
             throw py::type_error("a first stage must return a list of Retrieval, got " +
-                                 py::type::of(answer).attr("__name__").cast<std::string>());
+                                 type_name(answer));
         }
         if (out.size() != questions.size())
             throw error("the first stage returned " + std::to_string(out.size()) + " results for " +

@@ -29,10 +29,6 @@ threshold_rule to_rule(const std::string& s) {
                                    {"gap", threshold_rule::gap}});
 }
 
-std::string type_name(const py::handle& h) {
-    return py::type::of(h).attr("__name__").cast<std::string>();
-}
-
 /// One window's answer `(logits, threshold)`: TypeError for anything else. Lengths and NaN are
 /// checked afterwards by check_window_scores (ScoringError).
 window_scores to_window_scores(const py::handle& item, std::size_t w, const std::string& who) {
