@@ -10,6 +10,8 @@
 #include <utility>
 #include <variant>
 
+#include <fmt/format.h>
+
 #include "callbacks.hpp"
 #include "choices.hpp"
 #include "owner.hpp"
@@ -33,9 +35,10 @@ threshold_rule to_rule(const std::string& s) {
 /// checked afterwards by check_window_scores (ScoringError).
 window_scores to_window_scores(const py::handle& item, std::size_t w, const std::string& who) {
     if (py::isinstance<py::str>(item) || !py::isinstance<py::sequence>(item) || py::len(item) != 2)
-        throw py::type_error("window scorer '" + who + "' must answer (logits, threshold) for " +
-                             "each window; window " + std::to_string(w) + " got a " +
-                             type_name(item));
+        throw py::type_error(
+            fmt::format("window scorer '{}' must answer (logits, threshold) for each window; "
+                        "window {} got a {}",
+                        who, w, type_name(item)));
     const auto pair = py::reinterpret_borrow<py::sequence>(item);
     using floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
     floats logits;
@@ -46,14 +49,16 @@ window_scores to_window_scores(const py::handle& item, std::size_t w, const std:
     }
     if (!logits || logits.ndim() != 1)
         throw py::type_error(
-            "window scorer '" + who + "': the logits of window " + std::to_string(w) +
-            " must be a 1-D sequence of floats, got " + type_name(pair[0]) +
-            (logits ? " with " + std::to_string(logits.ndim()) + " dimensions" : ""));
+            fmt::format("window scorer '{}': the logits of window {} must be a 1-D sequence of "
+                        "floats, got {}{}",
+                        who, w, type_name(pair[0]),
+                        logits ? fmt::format(" with {} dimensions", logits.ndim()) : ""));
     const py::object threshold = pair[1];
     if (!py::isinstance<py::float_>(threshold) && !py::isinstance<py::int_>(threshold) &&
         !py::hasattr(threshold, "__float__"))
-        throw py::type_error("window scorer '" + who + "': the threshold of window " +
-                             std::to_string(w) + " must be a float, got " + type_name(threshold));
+        throw py::type_error(
+            fmt::format("window scorer '{}': the threshold of window {} must be a float, got {}",
+                        who, w, type_name(threshold)));
     window_scores s;
     s.logits.assign(logits.data(), logits.data() + logits.shape(0));
     s.threshold = threshold.cast<float>();
@@ -77,10 +82,10 @@ window_score_fn python_window_score_fn(py::object fn, std::string name) {
         }
         const py::object answer = (*held)(questions, texts);
         if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
-            throw py::type_error("window scorer '" + name +
-                                 "' must return a list of (logits, threshold), one per window, "
-                                 "got " +
-                                 type_name(answer));
+            throw py::type_error(fmt::format(
+                "window scorer '{}' must return a list of (logits, threshold), one per window, "
+                "got {}",
+                name, type_name(answer)));
         std::vector<window_scores> out;
         const auto seq = py::reinterpret_borrow<py::sequence>(answer);
         for (std::size_t w = 0; w < seq.size(); ++w)
@@ -146,8 +151,8 @@ void register_adaptive(py::module_& m) {
             [](std::shared_ptr<const table_index> index, py::object scorer, const std::string& name,
                std::size_t candidates, std::size_t window, std::size_t retain) {
                 if (!PyCallable_Check(scorer.ptr()))
-                    throw py::type_error("window scorer must be callable, got " +
-                                         type_name(scorer));
+                    throw py::type_error(
+                        fmt::format("window scorer must be callable, got {}", type_name(scorer)));
                 const auto options = to_options(candidates, window, retain);
                 return std::make_shared<py_adaptive_reranker>(
                     adaptive_step, std::move(index), options,

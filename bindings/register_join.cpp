@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -52,8 +53,8 @@ any_rewriter to_rewriter(const py::object& obj) {
         return hold(obj.cast<std::shared_ptr<decomposition_rewriter>>());
     if (py::isinstance<recorded_rewriter>(obj))
         return hold(obj.cast<std::shared_ptr<recorded_rewriter>>());
-    throw py::type_error("rewriter must be a DecompositionRewriter or a RecordedRewriter, got " +
-                         py::type::of(obj).attr("__name__").cast<std::string>());
+    throw py::type_error(fmt::format(
+        "rewriter must be a DecompositionRewriter or a RecordedRewriter, got {}", type_name(obj)));
 }
 
 connectivity to_connectivity(const std::string& s) {
@@ -232,8 +233,8 @@ void register_selectors(py::module_& m) {
                           std::size_t candidates, const std::vector<float>& w,
                           const std::string& connected, const py::object& first) {
                   if (w.size() != 5)
-                      throw py::value_error("weights must be five numbers [w1..w5], got " +
-                                            std::to_string(w.size()));
+                      throw py::value_error(
+                          fmt::format("weights must be five numbers [w1..w5], got {}", w.size()));
                   return make_join_retriever<jar_exact_retriever>(
                       std::move(index), std::move(graph), embed, name, rewriter,
                       jar_exact_options{

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
@@ -28,9 +29,9 @@ namespace {
 /// wrong length (NaN is left to the retriever's check).
 rerank_fn python_rerank_fn(py::object fn) {
     if (!PyCallable_Check(fn.ptr()))
-        throw py::type_error(
-            "reranker must be a callable list[tuple[str, str, str]] -> list[float], got " +
-            py::type::of(fn).attr("__name__").cast<std::string>());
+        throw py::type_error(fmt::format(
+            "reranker must be a callable list[tuple[str, str, str]] -> list[float], got {}",
+            type_name(fn)));
     auto held = keep(std::move(fn));
     return [held](std::span<const rerank_input> inputs) {
         py::gil_scoped_acquire gil;
@@ -47,13 +48,13 @@ rerank_fn python_rerank_fn(py::object fn) {
             arr = {};
         }
         if (!arr || arr.ndim() != 1)
-            throw py::type_error(
-                "the re-ranker must return a 1-D sequence of floats (one per candidate), got " +
-                py::repr(py::type::of(answer)).cast<std::string>() +
-                (arr ? " with " + std::to_string(arr.ndim()) + " dimensions" : ""));
+            throw py::type_error(fmt::format(
+                "the re-ranker must return a 1-D sequence of floats (one per candidate), got {}{}",
+                py::repr(py::type::of(answer)).cast<std::string>(),
+                arr ? fmt::format(" with {} dimensions", arr.ndim()) : ""));
         if (static_cast<std::size_t>(arr.shape(0)) != inputs.size())
-            throw py::value_error("the re-ranker returned " + std::to_string(arr.shape(0)) +
-                                  " scores for " + std::to_string(inputs.size()) + " candidates");
+            throw py::value_error(fmt::format("the re-ranker returned {} scores for {} candidates",
+                                              arr.shape(0), inputs.size()));
         return std::vector<float>(arr.data(), arr.data() + arr.shape(0));
     };
 }
@@ -73,9 +74,9 @@ void register_reverse(py::module_& m) {
                const py::object& embed, const std::string& embedder_name,
                const std::string& generator, std::size_t batch_size) {
                 if (embedder_name != index->embedder_name())
-                    throw py::value_error("the index was built with embedder '" +
-                                          index->embedder_name() + "', but '" + embedder_name +
-                                          "' was given");
+                    throw py::value_error(
+                        fmt::format("the index was built with embedder '{}', but '{}' was given",
+                                    index->embedder_name(), embedder_name));
                 auto embedder = to_embedder(embed, embedder_name);
                 py::gil_scoped_release release;
                 return std::make_shared<question_index>(question_index::from_questions(

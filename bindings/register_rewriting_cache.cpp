@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -49,9 +50,10 @@ void register_rewriting_cache(py::module_& m) {
         .def_property_readonly("truncated_lines", &response_cache::truncated_lines)
         .def_property_readonly("path", &response_cache::file)
         .def("__repr__", [](const response_cache& c) {
-            return "ResponseCache(" +
-                   (c.file() ? quoted(c.file()->string()) + ", " : std::string()) +
-                   std::to_string(c.size()) + " entries)";
+            return fmt::format(
+                "ResponseCache({}{} entries)",
+                c.file() ? fmt::format("{}, ", quoted(c.file()->string())) : std::string(),
+                c.size());
         });
 
     m.def(

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "callbacks.hpp"
@@ -42,7 +43,8 @@ void register_rewriting_llm(py::module_& m) {
             },
             py::arg("prompts"))
         .def_property_readonly("name", [](const native_llm& l) { return l.name; })
-        .def("__repr__", [](const native_llm& l) { return "NativeLLM(" + quoted(l.name) + ")"; });
+        .def("__repr__",
+             [](const native_llm& l) { return fmt::format("NativeLLM({})", quoted(l.name)); });
 
     m.def(
         "complete",
@@ -63,8 +65,8 @@ llm_fn to_llm(const py::object& llm, const std::string& name) {
         if (py::isinstance<native_llm>(native)) return native.cast<const native_llm&>().fn;
     }
     if (!PyCallable_Check(llm.ptr()))
-        throw py::type_error("llm must be a callable list[str] -> list[str], got " +
-                             type_name(llm));
+        throw py::type_error(
+            fmt::format("llm must be a callable list[str] -> list[str], got {}", type_name(llm)));
     return python_llm_fn(llm, name.empty() ? object_name(llm) : name);
 }
 

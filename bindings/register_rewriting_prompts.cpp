@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -50,7 +51,7 @@ void register_prompts(py::module_& m) {
         .def("require_builtins", &prompt_set::require_builtins)
         .def("copy", [](const prompt_set& s) { return prompt_set(s); })
         .def("__repr__", [](const prompt_set& s) {
-            return "PromptSet(" + std::to_string(s.names().size()) + " templates)";
+            return fmt::format("PromptSet({} templates)", s.names().size());
         });
 
     m.def(
@@ -77,7 +78,7 @@ void register_parsers(py::module_& m) {
             "__eq__", [](const probe& a, const probe& b) { return a == b; }, py::is_operator())
         .def("__hash__", [](const probe& p) { return py::hash(py::make_tuple(p.table, p.column)); })
         .def("__repr__", [](const probe& p) {
-            return "Probe(" + quoted(p.table) + ", " + quoted(p.column) + ")";
+            return fmt::format("Probe({}, {})", quoted(p.table), quoted(p.column));
         });
 
     py::class_<subquery>(m, "SubQuery", "A `concept:attribute` sub-query; attribute may be empty.")
@@ -95,7 +96,7 @@ void register_parsers(py::module_& m) {
             "__hash__",
             [](const subquery& s) { return py::hash(py::make_tuple(s.concept_name, s.attribute)); })
         .def("__repr__", [](const subquery& s) {
-            return "SubQuery(" + quoted(s.concept_name) + ", " + quoted(s.attribute) + ")";
+            return fmt::format("SubQuery({}, {})", quoted(s.concept_name), quoted(s.attribute));
         });
 
     py::class_<completion>(m, "Completion", "A MURRE completion: stop, or one query per line.")
@@ -113,8 +114,8 @@ void register_parsers(py::module_& m) {
                  return py::hash(py::make_tuple(c.stop, py::tuple(py::cast(c.lines))));
              })
         .def("__repr__", [](const completion& c) {
-            return "Completion(stop=" + std::string(c.stop ? "True" : "False") +
-                   ", lines=" + py::repr(py::cast(c.lines)).cast<std::string>() + ")";
+            return fmt::format("Completion(stop={}, lines={})", c.stop ? "True" : "False",
+                               py::repr(py::cast(c.lines)).cast<std::string>());
         });
 
     m.def(

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -76,8 +77,8 @@ void register_rewriting_replay(py::module_& m) {
         .def_property_readonly("kind", [](const replay_source& s) { return kind_name(s.kind()); })
         .def_property_readonly("conflicts", &replay_source::conflicts)
         .def("__repr__", [](const replay_source& s) {
-            return "ReplaySource(" + quoted(s.name()) + ", " + kind_name(s.kind()) + ", " +
-                   std::to_string(s.size()) + " questions)";
+            return fmt::format("ReplaySource({}, {}, {} questions)", quoted(s.name()),
+                               kind_name(s.kind()), s.size());
         });
 
     m.def(

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "callbacks.hpp"
@@ -43,8 +44,8 @@ removal_output to_output(const std::string& s) {
 /// A list of RewriteRequest or str (a question with an empty path).
 std::vector<rewrite_request> to_requests(const py::object& requests) {
     if (py::isinstance<py::str>(requests) || !py::isinstance<py::iterable>(requests))
-        throw py::type_error("requests must be a list of RewriteRequest or str, got " +
-                             type_name(requests));
+        throw py::type_error(fmt::format("requests must be a list of RewriteRequest or str, got {}",
+                                         type_name(requests)));
     std::vector<rewrite_request> out;
     for (const auto& h : requests) {
         if (py::isinstance<py::str>(h))
@@ -52,8 +53,8 @@ std::vector<rewrite_request> to_requests(const py::object& requests) {
         else if (py::isinstance<rewrite_request>(h))
             out.push_back(h.cast<rewrite_request>());
         else
-            throw py::type_error("a rewrite request must be a RewriteRequest or a str, got " +
-                                 type_name(h));
+            throw py::type_error(fmt::format(
+                "a rewrite request must be a RewriteRequest or a str, got {}", type_name(h)));
     }
     return out;
 }
@@ -64,20 +65,19 @@ decomposition_fn to_decomposition_fn(const py::object& d) {
     if (py::isinstance<replay_source>(d))
         return recorded_decompositions(snapshot(d.cast<const replay_source&>()));
     if (!PyCallable_Check(d.ptr()))
-        throw py::type_error(
+        throw py::type_error(fmt::format(
             "decompositions must be a ReplaySource or a callable str -> list[SubQuery | str], "
-            "got " +
-            type_name(d));
+            "got {}",
+            type_name(d)));
     auto held = keep(d);
     return [held](std::string_view question) {
         py::gil_scoped_acquire gil;
         if (PyErr_CheckSignals() != 0) throw py::error_already_set();
         const py::object answer = (*held)(lenient_str(question));
         if (py::isinstance<py::str>(answer) || !py::isinstance<py::iterable>(answer))
-            throw py::type_error(
-                "a decomposition callable must return a list of SubQuery or str, "
-                "got " +
-                type_name(answer));
+            throw py::type_error(fmt::format(
+                "a decomposition callable must return a list of SubQuery or str, got {}",
+                type_name(answer)));
         std::vector<subquery> out;
         for (const auto& item : answer) {
             if (py::isinstance<subquery>(item)) {
@@ -86,8 +86,9 @@ decomposition_fn to_decomposition_fn(const py::object& d) {
                 if (auto sq = detail::rw::to_subquery(item.cast<std::string>()))
                     out.push_back(std::move(*sq));
             } else {
-                throw py::type_error("a decomposition callable returned a " + type_name(item) +
-                                     ", not a SubQuery or str");
+                throw py::type_error(
+                    fmt::format("a decomposition callable returned a {}, not a SubQuery or str",
+                                type_name(item)));
             }
         }
         return out;
@@ -150,8 +151,8 @@ std::optional<callback_rewriter> native_rewriter(const py::object& r) {
 /// per batch with the GIL.
 callback_rewriter python_rewriter(const py::object& r) {
     if (!py::hasattr(r, "rewrite"))
-        throw py::type_error("rewriter must have rewrite(requests) -> list[RewriteResult], got " +
-                             type_name(r));
+        throw py::type_error(fmt::format(
+            "rewriter must have rewrite(requests) -> list[RewriteResult], got {}", type_name(r)));
     auto held = keep(r);
     auto name = type_name(r);
     return callback_rewriter(
@@ -162,14 +163,14 @@ callback_rewriter python_rewriter(const py::object& r) {
             for (std::size_t i = 0; i < requests.size(); ++i) batch[i] = py::cast(requests[i]);
             const py::object answer = held->attr("rewrite")(batch);
             if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
-                throw py::type_error("rewriter '" + name +
-                                     "' must return a list of RewriteResult, got " +
-                                     type_name(answer));
+                throw py::type_error(
+                    fmt::format("rewriter '{}' must return a list of RewriteResult, got {}", name,
+                                type_name(answer)));
             std::vector<rewrite_result> out;
             for (const auto& item : answer) {
                 if (!py::isinstance<rewrite_result>(item))
-                    throw py::type_error("rewriter '" + name + "' returned a " + type_name(item) +
-                                         ", not a RewriteResult");
+                    throw py::type_error(fmt::format(
+                        "rewriter '{}' returned a {}, not a RewriteResult", name, type_name(item)));
                 out.push_back(item.cast<rewrite_result>());
             }
             return out;
@@ -196,8 +197,8 @@ void register_rewriting_rewriters(py::module_& m) {
                  return py::hash(py::make_tuple(r.question, py::tuple(py::cast(r.path))));
              })
         .def("__repr__", [](const rewrite_request& r) {
-            return "RewriteRequest(" + quoted(r.question) +
-                   ", path=" + py::repr(py::cast(r.path)).cast<std::string>() + ")";
+            return fmt::format("RewriteRequest({}, path={})", quoted(r.question),
+                               py::repr(py::cast(r.path)).cast<std::string>());
         });
 
     py::class_<rewrite_result>(m, "RewriteResult", "Search texts for the next hop, or stop.")
@@ -215,8 +216,8 @@ void register_rewriting_rewriters(py::module_& m) {
                  return py::hash(py::make_tuple(r.stop, py::tuple(py::cast(r.queries))));
              })
         .def("__repr__", [](const rewrite_result& r) {
-            return "RewriteResult(stop=" + std::string(r.stop ? "True" : "False") +
-                   ", queries=" + py::repr(py::cast(r.queries)).cast<std::string>() + ")";
+            return fmt::format("RewriteResult(stop={}, queries={})", r.stop ? "True" : "False",
+                               py::repr(py::cast(r.queries)).cast<std::string>());
         });
 
     py::class_<py_lexical_rewriter, std::shared_ptr<py_lexical_rewriter>> lexical(
