@@ -66,7 +66,8 @@ void register_prompts(py::module_& m) {
 }
 
 void register_parsers(py::module_& m) {
-    py::class_<probe>(m, "Probe", "A hallucinated schema element: table and column.")
+    py::class_<probe> probe_class(m, "Probe", "A hallucinated schema element: table and column.");
+    probe_class
         .def(py::init([](std::string table, std::string column) {
                  return probe{std::move(table), std::move(column)};
              }),
@@ -74,14 +75,14 @@ void register_parsers(py::module_& m) {
         .def_readonly("table", &probe::table)
         .def_readonly("column", &probe::column)
         .def_property_readonly("text", &probe::text)
-        .def(
-            "__eq__", [](const probe& a, const probe& b) { return a == b; }, py::is_operator())
-        .def("__hash__", [](const probe& p) { return py::hash(py::make_tuple(p.table, p.column)); })
         .def("__repr__", [](const probe& p) {
             return fmt::format("Probe({}, {})", quoted(p.table), quoted(p.column));
         });
+    def_eq_hash(probe_class, [](const probe& p) { return py::make_tuple(p.table, p.column); });
 
-    py::class_<subquery>(m, "SubQuery", "A `concept:attribute` sub-query; attribute may be empty.")
+    py::class_<subquery> subquery_class(m, "SubQuery",
+                                        "A `concept:attribute` sub-query; attribute may be empty.");
+    subquery_class
         .def(py::init([](std::string concept_name, std::string attribute) {
                  return subquery{std::move(concept_name), std::move(attribute)};
              }),
@@ -89,34 +90,28 @@ void register_parsers(py::module_& m) {
         .def_readonly("concept", &subquery::concept_name)
         .def_readonly("attribute", &subquery::attribute)
         .def_property_readonly("text", &subquery::text)
-        .def(
-            "__eq__", [](const subquery& a, const subquery& b) { return a == b; },
-            py::is_operator())
-        .def(
-            "__hash__",
-            [](const subquery& s) { return py::hash(py::make_tuple(s.concept_name, s.attribute)); })
         .def("__repr__", [](const subquery& s) {
             return fmt::format("SubQuery({}, {})", quoted(s.concept_name), quoted(s.attribute));
         });
+    def_eq_hash(subquery_class,
+                [](const subquery& s) { return py::make_tuple(s.concept_name, s.attribute); });
 
-    py::class_<completion>(m, "Completion", "A MURRE completion: stop, or one query per line.")
+    py::class_<completion> completion_class(m, "Completion",
+                                            "A MURRE completion: stop, or one query per line.");
+    completion_class
         .def(py::init([](bool stop, std::vector<std::string> lines) {
                  return completion{stop, std::move(lines)};
              }),
              py::arg("stop") = false, py::arg("lines") = std::vector<std::string>{})
         .def_readonly("stop", &completion::stop)
         .def_readonly("lines", &completion::lines)
-        .def(
-            "__eq__", [](const completion& a, const completion& b) { return a == b; },
-            py::is_operator())
-        .def("__hash__",
-             [](const completion& c) {
-                 return py::hash(py::make_tuple(c.stop, py::tuple(py::cast(c.lines))));
-             })
         .def("__repr__", [](const completion& c) {
             return fmt::format("Completion(stop={}, lines={})", c.stop ? "True" : "False",
                                py::repr(py::cast(c.lines)).cast<std::string>());
         });
+    def_eq_hash(completion_class, [](const completion& c) {
+        return py::make_tuple(c.stop, py::tuple(py::cast(c.lines)));
+    });
 
     m.def(
         "parse_hallucinated_schema",

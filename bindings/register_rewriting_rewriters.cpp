@@ -181,44 +181,39 @@ callback_rewriter python_rewriter(const py::object& r) {
 }  // namespace
 
 void register_rewriting_rewriters(py::module_& m) {
-    py::class_<rewrite_request>(m, "RewriteRequest",
-                                "A question and the tables retrieved so far (hop order).")
+    py::class_<rewrite_request> request(m, "RewriteRequest",
+                                        "A question and the tables retrieved so far (hop order).");
+    request
         .def(py::init([](std::string question, std::vector<table_id> path) {
                  return rewrite_request{std::move(question), std::move(path)};
              }),
              py::arg("question"), py::arg("path") = std::vector<table_id>{})
         .def_readonly("question", &rewrite_request::question)
         .def_readonly("path", &rewrite_request::path)
-        .def(
-            "__eq__", [](const rewrite_request& a, const rewrite_request& b) { return a == b; },
-            py::is_operator())
-        .def("__hash__",
-             [](const rewrite_request& r) {
-                 return py::hash(py::make_tuple(r.question, py::tuple(py::cast(r.path))));
-             })
         .def("__repr__", [](const rewrite_request& r) {
             return fmt::format("RewriteRequest({}, path={})", quoted(r.question),
                                py::repr(py::cast(r.path)).cast<std::string>());
         });
+    def_eq_hash(request, [](const rewrite_request& r) {
+        return py::make_tuple(r.question, py::tuple(py::cast(r.path)));
+    });
 
-    py::class_<rewrite_result>(m, "RewriteResult", "Search texts for the next hop, or stop.")
+    py::class_<rewrite_result> result(m, "RewriteResult",
+                                      "Search texts for the next hop, or stop.");
+    result
         .def(py::init([](bool stop, std::vector<std::string> queries) {
                  return rewrite_result{stop, std::move(queries)};
              }),
              py::arg("stop") = false, py::arg("queries") = std::vector<std::string>{})
         .def_readonly("stop", &rewrite_result::stop)
         .def_readonly("queries", &rewrite_result::queries)
-        .def(
-            "__eq__", [](const rewrite_result& a, const rewrite_result& b) { return a == b; },
-            py::is_operator())
-        .def("__hash__",
-             [](const rewrite_result& r) {
-                 return py::hash(py::make_tuple(r.stop, py::tuple(py::cast(r.queries))));
-             })
         .def("__repr__", [](const rewrite_result& r) {
             return fmt::format("RewriteResult(stop={}, queries={})", r.stop ? "True" : "False",
                                py::repr(py::cast(r.queries)).cast<std::string>());
         });
+    def_eq_hash(result, [](const rewrite_result& r) {
+        return py::make_tuple(r.stop, py::tuple(py::cast(r.queries)));
+    });
 
     py::class_<py_lexical_rewriter, std::shared_ptr<py_lexical_rewriter>> lexical(
         m, "LexicalRemovalRewriter",

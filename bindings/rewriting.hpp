@@ -33,6 +33,14 @@ inline std::shared_ptr<const replay_source> snapshot(const replay_source& source
     return std::make_shared<const replay_source>(source);
 }
 
+/// `==` and a hash of @p key's tuple (the fields `==` compares) on a bound value type.
+template <class T, class Key>
+void def_eq_hash(pybind11::class_<T>& c, Key key) {
+    c.def(
+        "__eq__", [](const T& a, const T& b) { return a == b; }, pybind11::is_operator());
+    c.def("__hash__", [key](const T& v) { return pybind11::hash(key(v)); });
+}
+
 inline completion_form to_form(const std::string& s) {
     return choice<completion_form>(
         "form", s, {{"tables", completion_form::tables}, {"question", completion_form::question}});
