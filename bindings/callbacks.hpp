@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -29,6 +30,11 @@ inline std::shared_ptr<pybind11::object> keep(pybind11::object obj) {
                 pybind11::gil_scoped_acquire gil;
                 delete p;
             }};
+}
+
+/// The name of @p h's type ("int", "list", "DenseRetriever"), for error messages.
+inline std::string type_name(const pybind11::handle& h) {
+    return pybind11::type::of(h).attr("__name__").cast<std::string>();
 }
 
 /// A str from bytes that may not be valid UTF-8: bad bytes become U+FFFD.
@@ -48,10 +54,11 @@ inline matrix to_matrix(const pybind11::handle& result, const std::string& who) 
         arr = {};
     }
     if (!arr || arr.ndim() != 2)
-        throw py::type_error(who + " must return a 2-D array of floats (texts × dim), got " +
-                             py::repr(py::type::of(result)).cast<std::string>() +
-                             (arr ? " with " + std::to_string(arr.ndim()) + " dimensions"
-                                  : " that does not convert to floats"));
+        throw py::type_error(
+            fmt::format("{} must return a 2-D array of floats (texts × dim), got {}{}", who,
+                        py::repr(py::type::of(result)).cast<std::string>(),
+                        arr ? fmt::format(" with {} dimensions", arr.ndim())
+                            : std::string(" that does not convert to floats")));
     matrix m(arr.shape(0), arr.shape(1));
     if (m.size() > 0)
         std::memcpy(m.data(), arr.data(), sizeof(float) * static_cast<std::size_t>(m.size()));
@@ -61,7 +68,7 @@ inline matrix to_matrix(const pybind11::handle& result, const std::string& who) 
 /// A Python callable `list[str] -> array` as an embed_fn; @p name labels its errors.
 inline embed_fn python_embed_fn(pybind11::object fn, const std::string& name) {
     auto held = keep(std::move(fn));
-    return [held, who = "embedder '" + name + "'"](std::span<const std::string> texts) {
+    return [held, who = fmt::format("embedder '{}'", name)](std::span<const std::string> texts) {
         pybind11::gil_scoped_acquire gil;
         if (PyErr_CheckSignals() != 0) throw pybind11::error_already_set();
         pybind11::list batch(texts.size());
@@ -112,25 +119,22 @@ inline progress_fn python_progress_fn(pybind11::object fn) {
 inline std::vector<std::string> to_completions(const pybind11::handle& answer, std::size_t expected,
                                                const std::string& who) {
     namespace py = pybind11;
-    const auto type_name = [](const py::handle& h) {
-        return py::type::of(h).attr("__name__").cast<std::string>();
-    };
     if (py::isinstance<py::str>(answer) || py::isinstance<py::bytes>(answer) ||
         !py::isinstance<py::sequence>(answer))
-        throw py::type_error("LLM '" + who + "' must return a list of str (one per prompt), got " +
-                             type_name(answer));
+        throw py::type_error(fmt::format(
+            "LLM '{}' must return a list of str (one per prompt), got {}", who, type_name(answer)));
     const auto seq = py::reinterpret_borrow<py::sequence>(answer);
     std::vector<std::string> out;
     out.reserve(expected);
     const auto n = seq.size();
     if (n != expected)
-        throw llm_error("LLM '" + who + "' returned " + std::to_string(n) + " completions for " +
-                        std::to_string(expected) + " prompts");
+        throw llm_error(
+            fmt::format("LLM '{}' returned {} completions for {} prompts", who, n, expected));
     for (std::size_t i = 0; i < n; ++i) {
         const py::object item = seq[i];
         if (!py::isinstance<py::str>(item))
-            throw py::type_error("LLM '" + who + "' returned completion " + std::to_string(i) +
-                                 " as a " + type_name(item) + ", not a str");
+            throw py::type_error(fmt::format("LLM '{}' returned completion {} as a {}, not a str",
+                                             who, i, type_name(item)));
         out.push_back(item.cast<std::string>());
     }
     return out;
@@ -166,12 +170,12 @@ inline any_retriever python_retriever(pybind11::object fn) {
         try {
             out = answer.cast<std::vector<retrieval>>();
         } catch (const py::cast_error&) {
-            throw py::type_error("a first stage must return a list of Retrieval, got " +
-                                 py::type::of(answer).attr("__name__").cast<std::string>());
+            throw py::type_error(fmt::format(
+                "a first stage must return a list of Retrieval, got {}", type_name(answer)));
         }
         if (out.size() != questions.size())
-            throw error("the first stage returned " + std::to_string(out.size()) + " results for " +
-                        std::to_string(questions.size()) + " questions");
+            throw error(fmt::format("the first stage returned {} results for {} questions",
+                                    out.size(), questions.size()));
         return out;
     });
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include <fmt/format.h>
 #include <pybind11/pybind11.h>
 
 #include <tabret/index/fusion.hpp>
@@ -20,13 +21,10 @@ E choice(const char* what, const std::string& s,
     std::size_t i = 0;
     for (const auto& [name, value] : choices) {
         if (s == name) return value;
-        names += (i == 0                    ? "'"
-                  : i + 1 == choices.size() ? " or '"
-                                            : ", '") +
-                 std::string(name) + "'";
+        names += fmt::format("{}'{}'", i == 0 ? "" : i + 1 == choices.size() ? " or " : ", ", name);
         ++i;
     }
-    throw pybind11::value_error(std::string(what) + " must be " + names + ", not '" + s + "'");
+    throw pybind11::value_error(fmt::format("{} must be {}, not '{}'", what, names, s));
 }
 
 inline fusion_mode to_fusion(const std::string& s) {

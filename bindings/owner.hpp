@@ -33,6 +33,11 @@ class owner {
     owner& operator=(const owner&) = delete;
 
     [[nodiscard]] const T& get() const noexcept { return value_; }
+    /// The held value of type @p H (one of Held..., named by its type).
+    template <class H>
+    [[nodiscard]] const H& held() const noexcept {
+        return std::get<H>(held_);
+    }
 
   private:
     std::tuple<Held...> held_;

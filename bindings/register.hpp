@@ -25,6 +25,14 @@ void register_join(pybind11::module_& m);
 void register_murre(pybind11::module_& m);
 void register_native_methods(pybind11::module_& m);
 
+/// The rewriting layer's families, in the order register_rewriting calls them (later ones use
+/// the classes of earlier ones in their signatures).
+void register_rewriting_llm(pybind11::module_& m);
+void register_rewriting_cache(pybind11::module_& m);
+void register_rewriting_prompts(pybind11::module_& m);
+void register_rewriting_replay(pybind11::module_& m);
+void register_rewriting_rewriters(pybind11::module_& m);
+
 /// "signature" | "words" | "ddl" and "natural" | "original", shared by every family.
 table_format to_table_format(const std::string& s);
 name_style to_name_style(const std::string& s);

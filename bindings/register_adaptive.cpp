@@ -5,11 +5,16 @@
 #include <tabret/scoring/callback_window_scorer.hpp>
 #include <tabret/scoring/similarity_window_scorer.hpp>
 
+#include <functional>
 #include <memory>
-#include <optional>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -26,17 +31,14 @@ threshold_rule to_rule(const std::string& s) {
                                    {"gap", threshold_rule::gap}});
 }
 
-std::string type_name(const py::handle& h) {
-    return py::type::of(h).attr("__name__").cast<std::string>();
-}
-
 /// One window's answer `(logits, threshold)`: TypeError for anything else. Lengths and NaN are
 /// checked afterwards by check_window_scores (ScoringError).
 window_scores to_window_scores(const py::handle& item, std::size_t w, const std::string& who) {
     if (py::isinstance<py::str>(item) || !py::isinstance<py::sequence>(item) || py::len(item) != 2)
-        throw py::type_error("window scorer '" + who + "' must answer (logits, threshold) for " +
-                             "each window; window " + std::to_string(w) + " got a " +
-                             type_name(item));
+        throw py::type_error(
+            fmt::format("window scorer '{}' must answer (logits, threshold) for each window; "
+                        "window {} got a {}",
+                        who, w, type_name(item)));
     const auto pair = py::reinterpret_borrow<py::sequence>(item);
     using floats = py::array_t<float, py::array::c_style | py::array::forcecast>;
     floats logits;
@@ -47,14 +49,16 @@ window_scores to_window_scores(const py::handle& item, std::size_t w, const std:
     }
     if (!logits || logits.ndim() != 1)
         throw py::type_error(
-            "window scorer '" + who + "': the logits of window " + std::to_string(w) +
-            " must be a 1-D sequence of floats, got " + type_name(pair[0]) +
-            (logits ? " with " + std::to_string(logits.ndim()) + " dimensions" : ""));
+            fmt::format("window scorer '{}': the logits of window {} must be a 1-D sequence of "
+                        "floats, got {}{}",
+                        who, w, type_name(pair[0]),
+                        logits ? fmt::format(" with {} dimensions", logits.ndim()) : ""));
     const py::object threshold = pair[1];
     if (!py::isinstance<py::float_>(threshold) && !py::isinstance<py::int_>(threshold) &&
         !py::hasattr(threshold, "__float__"))
-        throw py::type_error("window scorer '" + who + "': the threshold of window " +
-                             std::to_string(w) + " must be a float, got " + type_name(threshold));
+        throw py::type_error(
+            fmt::format("window scorer '{}': the threshold of window {} must be a float, got {}",
+                        who, w, type_name(threshold)));
     window_scores s;
     s.logits.assign(logits.data(), logits.data() + logits.shape(0));
     s.threshold = threshold.cast<float>();
@@ -78,10 +82,10 @@ window_score_fn python_window_score_fn(py::object fn, std::string name) {
         }
         const py::object answer = (*held)(questions, texts);
         if (py::isinstance<py::str>(answer) || !py::isinstance<py::sequence>(answer))
-            throw py::type_error("window scorer '" + name +
-                                 "' must return a list of (logits, threshold), one per window, "
-                                 "got " +
-                                 type_name(answer));
+            throw py::type_error(fmt::format(
+                "window scorer '{}' must return a list of (logits, threshold), one per window, "
+                "got {}",
+                name, type_name(answer)));
         std::vector<window_scores> out;
         const auto seq = py::reinterpret_borrow<py::sequence>(answer);
         for (std::size_t w = 0; w < seq.size(); ++w)
@@ -90,23 +94,31 @@ window_score_fn python_window_score_fn(py::object fn, std::string name) {
     };
 }
 
-/// Owns what an adaptive re-ranking refers to: the index and either a Python scorer or the
-/// embedder of the similarity scorer (whose question cache lives for one rerank call).
-struct py_adaptive_reranker {
-    std::shared_ptr<const table_index> index;
-    adaptive_options options;
-    std::optional<callback_window_scorer> callback;
-    std::optional<callback_embedder> embedder;
-    similarity_threshold threshold;
+/// The window scorer of an adaptive re-ranking: a Python callable's, or the similarity scorer's
+/// embedder and threshold (the scorer itself, with its question cache, lives for one rerank call).
+using window_scorer_source =
+    std::variant<callback_window_scorer, std::pair<callback_embedder, similarity_threshold>>;
 
-    [[nodiscard]] std::vector<retrieval> rerank(const std::vector<std::string>& questions,
-                                                const std::vector<retrieval>& first) const {
-        if (callback) return adaptive_rerank(*index, questions, first, *callback, options);
-        const cached_embedder cache(*embedder);
-        const similarity_window_scorer scorer(*index, cache, threshold);
-        return adaptive_rerank(*index, questions, first, scorer, options);
-    }
-};
+using rerank_step = std::function<std::vector<retrieval>(const std::vector<std::string>&,
+                                                         const std::vector<retrieval>&)>;
+
+/// Adaptive re-ranking over the held index, options and scorer.
+using py_adaptive_reranker =
+    owner<rerank_step, std::shared_ptr<const table_index>, adaptive_options, window_scorer_source>;
+
+rerank_step adaptive_step(const std::shared_ptr<const table_index>& held_index,
+                          const adaptive_options& options, const window_scorer_source& source) {
+    return [&index = *held_index, &options, &source](const std::vector<std::string>& questions,
+                                                     const std::vector<retrieval>& first) {
+        if (const auto* callback = std::get_if<callback_window_scorer>(&source))
+            return adaptive_rerank(index, questions, first, *callback, options);
+        const auto& [embedder, threshold] =
+            std::get<std::pair<callback_embedder, similarity_threshold>>(source);
+        const cached_embedder cache(embedder);
+        const similarity_window_scorer scorer(index, cache, threshold);
+        return adaptive_rerank(index, questions, first, scorer, options);
+    };
+}
 
 adaptive_options to_options(std::size_t candidates, std::size_t window, std::size_t retain) {
     adaptive_options o{candidates, window, retain};
@@ -123,13 +135,13 @@ void register_adaptive(py::module_& m) {
             [](std::shared_ptr<const table_index> index, const py::object& embed,
                const std::string& embedder_name, const std::string& rule, float value,
                std::size_t depth, std::size_t candidates, std::size_t window, std::size_t retain) {
-                auto r = std::make_shared<py_adaptive_reranker>();
-                r->options = to_options(candidates, window, retain);
-                r->threshold = {to_rule(rule), value, depth};
-                check_similarity_threshold(r->threshold);
-                r->embedder.emplace(to_embedder(embed, embedder_name));
-                r->index = std::move(index);
-                return r;
+                const auto options = to_options(candidates, window, retain);
+                const similarity_threshold threshold{to_rule(rule), value, depth};
+                check_similarity_threshold(threshold);
+                return std::make_shared<py_adaptive_reranker>(
+                    adaptive_step, std::move(index), options,
+                    window_scorer_source(std::in_place_index<1>, to_embedder(embed, embedder_name),
+                                         threshold));
             },
             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
             py::arg("rule") = "relative", py::arg("value") = 0.1f, py::arg("depth") = 50,
@@ -139,24 +151,30 @@ void register_adaptive(py::module_& m) {
             [](std::shared_ptr<const table_index> index, py::object scorer, const std::string& name,
                std::size_t candidates, std::size_t window, std::size_t retain) {
                 if (!PyCallable_Check(scorer.ptr()))
-                    throw py::type_error("window scorer must be callable, got " +
-                                         type_name(scorer));
-                auto r = std::make_shared<py_adaptive_reranker>();
-                r->options = to_options(candidates, window, retain);
-                r->callback.emplace(python_window_score_fn(std::move(scorer), name), name);
-                r->index = std::move(index);
-                return r;
+                    throw py::type_error(
+                        fmt::format("window scorer must be callable, got {}", type_name(scorer)));
+                const auto options = to_options(candidates, window, retain);
+                return std::make_shared<py_adaptive_reranker>(
+                    adaptive_step, std::move(index), options,
+                    window_scorer_source(std::in_place_index<0>,
+                                         python_window_score_fn(std::move(scorer), name), name));
             },
             py::arg("index"), py::arg("scorer"), py::arg("name"), py::arg("candidates") = 50,
             py::arg("window") = 20, py::arg("retain") = 15)
-        .def("rerank", &py_adaptive_reranker::rerank, py::arg("questions"), py::arg("first"),
-             py::call_guard<py::gil_scoped_release>())
-        .def_property_readonly("candidates",
-                               [](const py_adaptive_reranker& r) { return r.options.candidates; })
-        .def_property_readonly("window",
-                               [](const py_adaptive_reranker& r) { return r.options.window; })
-        .def_property_readonly("retain",
-                               [](const py_adaptive_reranker& r) { return r.options.retain; });
+        .def(
+            "rerank",
+            [](const py_adaptive_reranker& r, const std::vector<std::string>& questions,
+               const std::vector<retrieval>& first) { return r.get()(questions, first); },
+            py::arg("questions"), py::arg("first"), py::call_guard<py::gil_scoped_release>())
+        .def_property_readonly(
+            "candidates",
+            [](const py_adaptive_reranker& r) { return r.held<adaptive_options>().candidates; })
+        .def_property_readonly(
+            "window",
+            [](const py_adaptive_reranker& r) { return r.held<adaptive_options>().window; })
+        .def_property_readonly("retain", [](const py_adaptive_reranker& r) {
+            return r.held<adaptive_options>().retain;
+        });
 }
 
 }  // namespace tabret::bindings

@@ -2,6 +2,7 @@
 #include <tabret/catalog.hpp>
 #include <tabret/serialize.hpp>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 
 #include "choices.hpp"
@@ -27,7 +28,7 @@ namespace {
 
 template <class T>
 std::string record_repr(const char* type, const T& r) {
-    return std::string(type) + "(name=" + py::repr(py::str(r.name)).cast<std::string>() + ")";
+    return fmt::format("{}(name={})", type, py::repr(py::str(r.name)).cast<std::string>());
 }
 
 }  // namespace
@@ -59,9 +60,8 @@ void register_catalog(py::module_& m) {
         .def("__eq__", [](const foreign_key& a, const foreign_key& b) { return a == b; })
         .def("__hash__",
              [](const foreign_key& k) { return py::hash(py::make_tuple(k.from, k.to)); })
-        .def("__repr__", [](const foreign_key& k) {
-            return "ForeignKey(" + std::to_string(k.from) + ", " + std::to_string(k.to) + ")";
-        });
+        .def("__repr__",
+             [](const foreign_key& k) { return fmt::format("ForeignKey({}, {})", k.from, k.to); });
 
     py::class_<catalog>(m, "Catalog", "Databases, tables and columns with dense, stable ids.")
         .def(py::init<>())
@@ -107,10 +107,9 @@ void register_catalog(py::module_& m) {
         .def("database_ddl", &serialize_database_ddl, py::arg("database"))
         .def("__eq__", [](const catalog& a, const catalog& b) { return a == b; })
         .def("__repr__", [](const catalog& c) {
-            return "Catalog(" + std::to_string(c.databases().size()) + " databases, " +
-                   std::to_string(c.tables().size()) + " tables, " +
-                   std::to_string(c.columns().size()) + " columns, " +
-                   std::to_string(c.foreign_keys().size()) + " foreign keys)";
+            return fmt::format("Catalog({} databases, {} tables, {} columns, {} foreign keys)",
+                               c.databases().size(), c.tables().size(), c.columns().size(),
+                               c.foreign_keys().size());
         });
 }
 

@@ -15,7 +15,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
-#include "owning_retriever.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -24,50 +24,45 @@ namespace tabret::bindings {
 
 namespace {
 
-using py_crush_retriever = owning_retriever<crush_retriever, crush_options>;
+using py_crush_retriever =
+    owner<crush_retriever<callback_embedder, callback_rewriter>, std::shared_ptr<const table_index>,
+          callback_embedder, callback_rewriter>;
 
 }  // namespace
 
 void register_crush(py::module_& m) {
-    py::class_<py_crush_retriever, std::shared_ptr<py_crush_retriever>>(m, "CrushRetriever")
-        .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
-                         const std::string& name, const py::object& rewriter,
-                         const std::string& probe, const std::string& candidates,
-                         std::size_t candidate_depth, const std::string& objective, bool entropy,
-                         bool connectivity, float lam, float gamma) {
-                 crush_options o;
-                 o.context = choice<probe_context>(
-                     "probe", probe,
-                     {{"question", probe_context::question}, {"alone", probe_context::alone}});
-                 o.candidates =
-                     choice<crush_candidates>("candidates", candidates,
-                                              {{"union", crush_candidates::per_probe_union},
-                                               {"global", crush_candidates::global_top}});
-                 o.candidate_depth = candidate_depth;
-                 o.objective =
-                     choice<crush_objective>("objective", objective,
-                                             {{"paper", crush_objective::paper},
-                                              {"round_robin", crush_objective::round_robin}});
-                 o.entropy = entropy;
-                 o.connectivity = connectivity;
-                 o.edges = {lam, gamma};
-                 return std::make_shared<py_crush_retriever>(
-                     std::move(index), to_embedder(embed, name), to_rewriter(rewriter), o);
-             }),
-             py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
-             py::arg("probe") = "question", py::arg("candidates") = "union",
-             py::arg("candidate_depth") = 100, py::arg("objective") = "paper",
-             py::arg("entropy") = true, py::arg("connectivity") = true, py::arg("lam") = 1.0f,
-             py::arg("gamma") = 0.01f)
-        .def(
-            "retrieve",
-            [](const py_crush_retriever& r, const std::vector<std::string>& questions,
-               std::size_t k, std::size_t k_columns) {
-                const interrupt_scope interruptible(python_interrupt());
-                return r.retriever.retrieve(questions, {k, k_columns});
-            },
-            py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
-            py::call_guard<py::gil_scoped_release>());
+    py::class_<py_crush_retriever, std::shared_ptr<py_crush_retriever>> crush(m, "CrushRetriever");
+    crush.def(
+        py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+                    const std::string& name, const py::object& rewriter, const std::string& probe,
+                    const std::string& candidates, std::size_t candidate_depth,
+                    const std::string& objective, bool entropy, bool connectivity, float lam,
+                    float gamma) {
+            crush_options o;
+            o.context = choice<probe_context>(
+                "probe", probe,
+                {{"question", probe_context::question}, {"alone", probe_context::alone}});
+            o.candidates = choice<crush_candidates>("candidates", candidates,
+                                                    {{"union", crush_candidates::per_probe_union},
+                                                     {"global", crush_candidates::global_top}});
+            o.candidate_depth = candidate_depth;
+            o.objective = choice<crush_objective>(
+                "objective", objective,
+                {{"paper", crush_objective::paper}, {"round_robin", crush_objective::round_robin}});
+            o.entropy = entropy;
+            o.connectivity = connectivity;
+            o.edges = {lam, gamma};
+            return std::make_shared<py_crush_retriever>(
+                [&](const auto& i, const auto& e, const auto& r) {
+                    return crush_retriever<callback_embedder, callback_rewriter>(*i, e, r, o);
+                },
+                std::move(index), to_embedder(embed, name), to_rewriter(rewriter));
+        }),
+        py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
+        py::arg("probe") = "question", py::arg("candidates") = "union",
+        py::arg("candidate_depth") = 100, py::arg("objective") = "paper", py::arg("entropy") = true,
+        py::arg("connectivity") = true, py::arg("lam") = 1.0f, py::arg("gamma") = 0.01f);
+    def_retrieve(crush);
 }
 
 }  // namespace tabret::bindings

@@ -9,6 +9,8 @@
 #include <tabret/rewriting/replay_llm.hpp>
 #include <tabret/scoring/window_scorer.hpp>
 
+#include <fmt/format.h>
+
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -18,7 +20,7 @@ namespace tabret::bindings {
 namespace {
 
 py::handle new_exception(py::module_& m, const char* name, py::tuple bases, const char* doc) {
-    const auto qualified = std::string("tabret._core.") + name;
+    const auto qualified = fmt::format("tabret._core.{}", name);
     py::object type = py::reinterpret_steal<py::object>(
         PyErr_NewExceptionWithDoc(qualified.c_str(), doc, bases.ptr(), nullptr));
     if (!type) throw py::error_already_set();

@@ -2,6 +2,7 @@
 #include <tabret/embedding/hashing_embedder.hpp>
 #include <tabret/index/table_index.hpp>
 
+#include <fmt/format.h>
 #include <pybind11/eigen.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -62,8 +63,9 @@ void register_index(py::module_& m) {
             "allows_zero_rows",
             [](const hashing_embedder&) { return hashing_embedder::allows_zero_rows(); },
             "A text with no features embeds as a zero vector (score 0), not an error.")
-        .def("__repr__",
-             [](const hashing_embedder& e) { return "HashingEmbedder(" + e.name() + ")"; });
+        .def("__repr__", [](const hashing_embedder& e) {
+            return fmt::format("HashingEmbedder({})", e.name());
+        });
 
     py::class_<table_index, std::shared_ptr<table_index>>(m, "TableIndex")
         .def_static(

@@ -19,11 +19,13 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -51,8 +53,8 @@ any_rewriter to_rewriter(const py::object& obj) {
         return hold(obj.cast<std::shared_ptr<decomposition_rewriter>>());
     if (py::isinstance<recorded_rewriter>(obj))
         return hold(obj.cast<std::shared_ptr<recorded_rewriter>>());
-    throw py::type_error("rewriter must be a DecompositionRewriter or a RecordedRewriter, got " +
-                         py::type::of(obj).attr("__name__").cast<std::string>());
+    throw py::type_error(fmt::format(
+        "rewriter must be a DecompositionRewriter or a RecordedRewriter, got {}", type_name(obj)));
 }
 
 connectivity to_connectivity(const std::string& s) {
@@ -71,60 +73,38 @@ any_first_stage to_first_stage(const py::object& first) {
     return retriever_first_stage<any_retriever>(python_retriever(first));
 }
 
-/// Owns what a join retriever refers to, so Python can hold it alone.
-template <template <class, class, class> class Retriever, class Options>
-struct py_join_retriever {
-    py_join_retriever(std::shared_ptr<const table_index> i, std::shared_ptr<const join_graph> g,
-                      callback_embedder e, any_rewriter r, Options o, any_first_stage first)
-        : index(std::move(i)),
-          graph(std::move(g)),
-          embedder(std::move(e)),
-          rewriter(std::move(r)),
-          retriever(*index, *graph, embedder, rewriter, o, std::move(first)) {}
-    std::shared_ptr<const table_index> index;
-    std::shared_ptr<const join_graph> graph;
-    callback_embedder embedder;
-    any_rewriter rewriter;
-    Retriever<callback_embedder, any_rewriter, any_first_stage> retriever;
-};
+/// A join retriever with the index, graph, embedder and rewriter it refers to.
+template <template <class, class, class> class Retriever>
+using py_join_retriever = owner<Retriever<callback_embedder, any_rewriter, any_first_stage>,
+                                std::shared_ptr<const table_index>,
+                                std::shared_ptr<const join_graph>, callback_embedder, any_rewriter>;
 
-using py_greedy = py_join_retriever<greedy_join_retriever, greedy_join_options>;
-using py_exact = py_join_retriever<jar_exact_retriever, jar_exact_options>;
+using py_greedy = py_join_retriever<greedy_join_retriever>;
+using py_exact = py_join_retriever<jar_exact_retriever>;
+
+/// A py_join_retriever<Retriever> over what Python passed, with @p options.
+template <template <class, class, class> class Retriever, class Options>
+std::shared_ptr<py_join_retriever<Retriever>> make_join_retriever(
+    std::shared_ptr<const table_index> index, std::shared_ptr<const join_graph> graph,
+    const py::object& embed, const std::string& name, const py::object& rewriter,
+    const Options& options, const py::object& first) {
+    return std::make_shared<py_join_retriever<Retriever>>(
+        [&, stage = to_first_stage(first)](const auto& i, const auto& g, const auto& e,
+                                           const auto& r) mutable {
+            return Retriever<callback_embedder, any_rewriter, any_first_stage>(
+                *i, *g, e, r, options, std::move(stage));
+        },
+        std::move(index), std::move(graph), to_embedder(embed, name), to_rewriter(rewriter));
+}
 
 /// Database routing over a Python first stage, with the index whose catalog it reads.
-struct py_router {
-    py_router(std::shared_ptr<const table_index> i, any_retriever first, routing_options o)
-        : index(std::move(i)), retriever(index->catalog(), std::move(first), o) {}
-    std::shared_ptr<const table_index> index;
-    database_router<any_retriever> retriever;
-};
+using py_router = owner<database_router<any_retriever>, std::shared_ptr<const table_index>>;
 
 /// Two Python first stages fused.
-struct py_fused {
-    fused_retriever<any_retriever, any_retriever> retriever;
-};
+using py_fused = owner<fused_retriever<any_retriever, any_retriever>>;
 
-/// The closure post-step with its catalog and FK graph.
-struct py_closure {
-    py_closure(std::shared_ptr<const table_index> i, closure_options o)
-        : index(std::move(i)), graph(index->catalog()), options(o) {}
-    std::shared_ptr<const table_index> index;
-    fk_graph graph;
-    closure_options options;
-};
-
-template <class R>
-void def_retrieve(py::class_<R, std::shared_ptr<R>>& c) {
-    c.def(
-        "retrieve",
-        [](const R& r, const std::vector<std::string>& questions, std::size_t k,
-           std::size_t k_columns) {
-            const interrupt_scope interruptible(python_interrupt());
-            return r.retriever.retrieve(questions, {k, k_columns});
-        },
-        py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
-        py::call_guard<py::gil_scoped_release>());
-}
+/// The closure post-step: the FK graph of the index's catalog, with the index and the options.
+using py_closure = owner<fk_graph, std::shared_ptr<const table_index>, closure_options>;
 
 void register_graph(py::module_& m) {
     py::class_<column_stats_table>(m, "ColumnStats",
@@ -237,9 +217,9 @@ void register_selectors(py::module_& m) {
                     std::shared_ptr<const join_graph> graph, const py::object& embed,
                     const std::string& name, const py::object& rewriter, std::size_t candidates,
                     float coarse, float coverage, float join, const py::object& first) {
-            return std::make_shared<py_greedy>(
-                std::move(index), std::move(graph), to_embedder(embed, name), to_rewriter(rewriter),
-                greedy_join_options{candidates, {coarse, coverage, join}}, to_first_stage(first));
+            return make_join_retriever<greedy_join_retriever>(
+                std::move(index), std::move(graph), embed, name, rewriter,
+                greedy_join_options{candidates, {coarse, coverage, join}}, first);
         }),
         py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
         py::arg("rewriter"), py::arg("candidates") = 20, py::arg("coarse") = 4.0f,
@@ -253,14 +233,13 @@ void register_selectors(py::module_& m) {
                           std::size_t candidates, const std::vector<float>& w,
                           const std::string& connected, const py::object& first) {
                   if (w.size() != 5)
-                      throw py::value_error("weights must be five numbers [w1..w5], got " +
-                                            std::to_string(w.size()));
-                  return std::make_shared<py_exact>(
-                      std::move(index), std::move(graph), to_embedder(embed, name),
-                      to_rewriter(rewriter),
+                      throw py::value_error(
+                          fmt::format("weights must be five numbers [w1..w5], got {}", w.size()));
+                  return make_join_retriever<jar_exact_retriever>(
+                      std::move(index), std::move(graph), embed, name, rewriter,
                       jar_exact_options{
                           candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)},
-                      to_first_stage(first));
+                      first);
               }),
               py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
               py::arg("rewriter"), py::arg("candidates") = 20,
@@ -279,8 +258,12 @@ void register_selectors(py::module_& m) {
     py::class_<py_router, std::shared_ptr<py_router>> router(m, "DatabaseRouter");
     router.def(py::init([](std::shared_ptr<const table_index> index, const py::object& first,
                            const routing_options& options) {
-                   return std::make_shared<py_router>(std::move(index), python_retriever(first),
-                                                      options);
+                   return std::make_shared<py_router>(
+                       [&](const auto& i) {
+                           return database_router<any_retriever>(i->catalog(),
+                                                                 python_retriever(first), options);
+                       },
+                       std::move(index));
                }),
                py::arg("index"), py::arg("first"), py::arg("options") = routing_options{});
     def_retrieve(router);
@@ -294,7 +277,7 @@ void register_selectors(py::module_& m) {
                   o.fusion.rrf_k = rrf_k;
                   o.depth = depth;
                   return std::make_shared<py_fused>(
-                      py_fused{fused_retriever(python_retriever(a), python_retriever(b), o)});
+                      [&] { return fused_retriever(python_retriever(a), python_retriever(b), o); });
               }),
               py::arg("a"), py::arg("b"), py::arg("mode") = "rrf",
               py::arg("alpha") = fusion_params{}.alpha, py::arg("rrf_k") = fusion_params{}.rrf_k,
@@ -305,6 +288,7 @@ void register_selectors(py::module_& m) {
         .def(py::init([](std::shared_ptr<const table_index> index, std::size_t budget,
                          std::size_t max_between, const std::string& mode) {
                  return std::make_shared<py_closure>(
+                     [](const auto& i, const auto&) { return fk_graph(i->catalog()); },
                      std::move(index), closure_options{budget, max_between, to_mode(mode)});
              }),
              py::arg("index"), py::arg("budget") = 2, py::arg("max_between") = 2,
@@ -312,7 +296,8 @@ void register_selectors(py::module_& m) {
         .def(
             "apply",
             [](const py_closure& c, const std::vector<retrieval>& results, std::size_t k) {
-                return join_closure(c.index->catalog(), c.graph, results, k, c.options);
+                return join_closure(c.held<std::shared_ptr<const table_index>>()->catalog(),
+                                    c.get(), results, k, c.held<closure_options>());
             },
             py::arg("results"), py::arg("k"), py::call_guard<py::gil_scoped_release>());
 }

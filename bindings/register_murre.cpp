@@ -13,7 +13,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
-#include "owning_retriever.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -27,47 +27,47 @@ path_scoring to_scoring(const std::string& s) {
         "scoring", s, {{"paper", path_scoring::paper}, {"reference", path_scoring::reference}});
 }
 
-using py_murre_retriever = owning_retriever<murre_retriever, murre_options>;
+using py_murre_retriever =
+    owner<murre_retriever<callback_embedder, callback_rewriter>, std::shared_ptr<const table_index>,
+          callback_embedder, callback_rewriter>;
 
-/// Owns the embedder a cached_embedder wraps.
-struct py_cached_embedder {
-    explicit py_cached_embedder(callback_embedder e)
-        : inner(std::make_unique<callback_embedder>(std::move(e))), cache(*inner) {}
-    std::unique_ptr<callback_embedder> inner;
-    cached_embedder<callback_embedder> cache;
-};
+/// A cached_embedder with the embedder it wraps.
+using py_cached_embedder = owner<cached_embedder<callback_embedder>, callback_embedder>;
 
 void register_cached_embedder(py::module_& m) {
     py::class_<py_cached_embedder, std::shared_ptr<py_cached_embedder>>(
         m, "CachedEmbedder",
         "Wraps an embedder: each distinct text is embedded once, misses go in one batch.")
         .def(py::init([](const py::object& embed, const std::string& name) {
-                 return std::make_shared<py_cached_embedder>(to_embedder(embed, name));
+                 return std::make_shared<py_cached_embedder>(
+                     [](const auto& e) { return cached_embedder<callback_embedder>(e); },
+                     to_embedder(embed, name));
              }),
              py::arg("embed"), py::arg("name"))
         .def(
             "embed",
             [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
-                return c.cache.embed(texts);
+                return c.get().embed(texts);
             },
             py::arg("texts"), py::call_guard<py::gil_scoped_release>())
         .def(
             "__call__",
             [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
-                return c.cache.embed(texts);
+                return c.get().embed(texts);
             },
             py::arg("texts"), py::call_guard<py::gil_scoped_release>())
-        .def_property_readonly("name", [](const py_cached_embedder& c) { return c.inner->name(); })
+        .def_property_readonly(
+            "name", [](const py_cached_embedder& c) { return c.held<callback_embedder>().name(); })
         .def_property_readonly(
             "allows_zero_rows",
-            [](const py_cached_embedder& c) { return c.cache.allows_zero_rows(); })
+            [](const py_cached_embedder& c) { return c.get().allows_zero_rows(); })
         .def_property_readonly("calls",
-                               [](const py_cached_embedder& c) { return c.cache.stats().calls; })
+                               [](const py_cached_embedder& c) { return c.get().stats().calls; })
         .def_property_readonly("embedded",
-                               [](const py_cached_embedder& c) { return c.cache.stats().embedded; })
+                               [](const py_cached_embedder& c) { return c.get().stats().embedded; })
         .def_property_readonly("hits",
-                               [](const py_cached_embedder& c) { return c.cache.stats().hits; })
-        .def("__len__", [](const py_cached_embedder& c) { return c.cache.size(); });
+                               [](const py_cached_embedder& c) { return c.get().stats().hits; })
+        .def("__len__", [](const py_cached_embedder& c) { return c.get().size(); });
 }
 
 }  // namespace
@@ -92,23 +92,28 @@ void register_murre(py::module_& m) {
                  o.removal = removal;
                  o.scoring = to_scoring(scoring);
                  return std::make_shared<py_murre_retriever>(
-                     std::move(index), to_embedder(embed, name), to_rewriter(rewriter), o);
+                     [&](const auto& i, const auto& e, const auto& r) {
+                         return murre_retriever<callback_embedder, callback_rewriter>(*i, e, r, o);
+                     },
+                     std::move(index), to_embedder(embed, name), to_rewriter(rewriter));
              }),
              py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
              py::arg("beam") = 5, py::arg("hops") = 3, py::arg("per_beam") = 0,
              py::arg("rerank_top") = 0, py::arg("per_line_max") = false,
              py::arg("any_beam_stop") = false, py::arg("early_stop") = true,
              py::arg("removal") = true, py::arg("scoring") = "paper")
+        // Not def_retrieve: MURRE ranks tables only, so its retrieve takes no k_columns.
         .def(
             "retrieve",
             [](const py_murre_retriever& r, const std::vector<std::string>& questions,
                std::size_t k) {
                 const interrupt_scope interruptible(python_interrupt());
-                return r.retriever.retrieve(questions, {k, 0});
+                return r.get().retrieve(questions, {k, 0});
             },
             py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>())
-        .def_property_readonly("rewriter_name",
-                               [](const py_murre_retriever& r) { return r.rewriter.name(); });
+        .def_property_readonly("rewriter_name", [](const py_murre_retriever& r) {
+            return r.held<callback_rewriter>().name();
+        });
 }
 
 }  // namespace tabret::bindings

@@ -8,12 +8,14 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
+#include "owner.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -27,9 +29,9 @@ namespace {
 /// wrong length (NaN is left to the retriever's check).
 rerank_fn python_rerank_fn(py::object fn) {
     if (!PyCallable_Check(fn.ptr()))
-        throw py::type_error(
-            "reranker must be a callable list[tuple[str, str, str]] -> list[float], got " +
-            py::type::of(fn).attr("__name__").cast<std::string>());
+        throw py::type_error(fmt::format(
+            "reranker must be a callable list[tuple[str, str, str]] -> list[float], got {}",
+            type_name(fn)));
     auto held = keep(std::move(fn));
     return [held](std::span<const rerank_input> inputs) {
         py::gil_scoped_acquire gil;
@@ -46,31 +48,20 @@ rerank_fn python_rerank_fn(py::object fn) {
             arr = {};
         }
         if (!arr || arr.ndim() != 1)
-            throw py::type_error(
-                "the re-ranker must return a 1-D sequence of floats (one per candidate), got " +
-                py::repr(py::type::of(answer)).cast<std::string>() +
-                (arr ? " with " + std::to_string(arr.ndim()) + " dimensions" : ""));
+            throw py::type_error(fmt::format(
+                "the re-ranker must return a 1-D sequence of floats (one per candidate), got {}{}",
+                py::repr(py::type::of(answer)).cast<std::string>(),
+                arr ? fmt::format(" with {} dimensions", arr.ndim()) : ""));
         if (static_cast<std::size_t>(arr.shape(0)) != inputs.size())
-            throw py::value_error("the re-ranker returned " + std::to_string(arr.shape(0)) +
-                                  " scores for " + std::to_string(inputs.size()) + " candidates");
+            throw py::value_error(fmt::format("the re-ranker returned {} scores for {} candidates",
+                                              arr.shape(0), inputs.size()));
         return std::vector<float>(arr.data(), arr.data() + arr.shape(0));
     };
 }
 
-/// Owns what a reverse_retriever refers to, so Python can hold it alone.
-struct py_reverse_retriever {
-    py_reverse_retriever(std::shared_ptr<const table_index> i,
-                         std::shared_ptr<const question_index> q, callback_embedder e,
-                         reverse_options o)
-        : index(std::move(i)),
-          questions(std::move(q)),
-          embedder(std::move(e)),
-          retriever(*index, *questions, embedder, std::move(o)) {}
-    std::shared_ptr<const table_index> index;
-    std::shared_ptr<const question_index> questions;
-    callback_embedder embedder;
-    reverse_retriever<callback_embedder> retriever;
-};
+using py_reverse_retriever =
+    owner<reverse_retriever<callback_embedder>, std::shared_ptr<const table_index>,
+          std::shared_ptr<const question_index>, callback_embedder>;
 
 }  // namespace
 
@@ -83,9 +74,9 @@ void register_reverse(py::module_& m) {
                const py::object& embed, const std::string& embedder_name,
                const std::string& generator, std::size_t batch_size) {
                 if (embedder_name != index->embedder_name())
-                    throw py::value_error("the index was built with embedder '" +
-                                          index->embedder_name() + "', but '" + embedder_name +
-                                          "' was given");
+                    throw py::value_error(
+                        fmt::format("the index was built with embedder '{}', but '{}' was given",
+                                    index->embedder_name(), embedder_name));
                 auto embedder = to_embedder(embed, embedder_name);
                 py::gil_scoped_release release;
                 return std::make_shared<question_index>(question_index::from_questions(
@@ -109,29 +100,24 @@ void register_reverse(py::module_& m) {
                                [](const question_index& q) { return q.vectors().vectors(); })
         .def("__len__", &question_index::size);
 
-    py::class_<py_reverse_retriever, std::shared_ptr<py_reverse_retriever>>(m, "ReverseRetriever")
-        .def(py::init([](std::shared_ptr<const table_index> index,
-                         std::shared_ptr<const question_index> questions, const py::object& embed,
-                         const std::string& name, const py::object& reranker,
-                         std::size_t candidates) {
-                 reverse_options o;
-                 o.candidates = candidates;
-                 if (!reranker.is_none()) o.reranker = python_rerank_fn(reranker);
-                 return std::make_shared<py_reverse_retriever>(
-                     std::move(index), std::move(questions), to_embedder(embed, name),
-                     std::move(o));
-             }),
-             py::arg("index"), py::arg("questions"), py::arg("embed"), py::arg("embedder_name"),
-             py::arg("reranker") = py::none(), py::arg("candidates") = 40)
-        .def(
-            "retrieve",
-            [](const py_reverse_retriever& r, const std::vector<std::string>& questions,
-               std::size_t k, std::size_t k_columns) {
-                const interrupt_scope interruptible(python_interrupt());
-                return r.retriever.retrieve(questions, {k, k_columns});
-            },
-            py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
-            py::call_guard<py::gil_scoped_release>());
+    py::class_<py_reverse_retriever, std::shared_ptr<py_reverse_retriever>> reverse(
+        m, "ReverseRetriever");
+    reverse.def(
+        py::init([](std::shared_ptr<const table_index> index,
+                    std::shared_ptr<const question_index> questions, const py::object& embed,
+                    const std::string& name, const py::object& reranker, std::size_t candidates) {
+            reverse_options o;
+            o.candidates = candidates;
+            if (!reranker.is_none()) o.reranker = python_rerank_fn(reranker);
+            return std::make_shared<py_reverse_retriever>(
+                [&](const auto& i, const auto& q, const auto& e) {
+                    return reverse_retriever<callback_embedder>(*i, *q, e, std::move(o));
+                },
+                std::move(index), std::move(questions), to_embedder(embed, name));
+        }),
+        py::arg("index"), py::arg("questions"), py::arg("embed"), py::arg("embedder_name"),
+        py::arg("reranker") = py::none(), py::arg("candidates") = 40);
+    def_retrieve(reverse);
 
     m.def(
         "reverse_fuse",
