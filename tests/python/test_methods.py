@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import inspect
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -148,3 +149,48 @@ def test_stages_chain_where_they_take_the_stage_before() -> None:
     bm25 = stage("bm25", "first")
     with pytest.raises(ValueError, match="bm25 cannot follow another stage"):
         bm25.after(first, index, Inputs(), bm25.options())
+
+
+def _native_defaults(cls: Any) -> dict[str, object]:
+    """The defaults of a compiled class's constructor, from the signature pybind11 writes."""
+    import ast
+
+    line = (cls.__init__.__doc__ or "").strip().splitlines()[0]
+    tree = ast.parse(f"def f({line[line.index('(') + 1 : line.rindex(')')]}): pass")
+    args = tree.body[0].args  # type: ignore[attr-defined]
+    names = [a.arg for a in args.args][-len(args.defaults) :] if args.defaults else []
+    return {n: ast.literal_eval(d) for n, d in zip(names, args.defaults, strict=True)}
+
+
+@pytest.mark.parametrize(
+    ("wrapper", "native", "presets"),
+    [
+        ("tabret.index.DenseRetriever", "DenseRetriever", ""),
+        ("tabret.crush.CrushRetriever", "CrushRetriever", ""),
+        ("tabret.murre.MurreRetriever", "MurreRetriever", ""),
+        ("tabret.reverse.ReverseRetriever", "ReverseRetriever", ""),
+        ("tabret.join.GreedyJoinRetriever", "GreedyJoinRetriever", ""),
+        ("tabret.join.JarExactRetriever", "JarExactRetriever", "JAR_WEIGHTS"),
+        ("tabret.join.JoinClosure", "JoinClosure", ""),
+    ],
+)
+def test_python_wrappers_keep_the_native_defaults(wrapper: str, native: str, presets: str) -> None:
+    """Where a Python class and the compiled class it wraps both default an option, the two
+    defaults agree (the C++ binding's default is the one that would otherwise apply); a named
+    preset (``weights="spider"``) stands for its values in the module's ``presets`` table."""
+    import importlib
+
+    from tabret import _core
+
+    module, name = wrapper.rsplit(".", 1)
+    mod = importlib.import_module(module)
+    python = inspect.signature(getattr(mod, name)).parameters
+    shared = {n: d for n, d in _native_defaults(getattr(_core, native)).items() if n in python}
+    assert shared, f"{wrapper} shares no defaulted option with _core.{native}"
+    ours = {n: python[n].default for n in shared}
+    if presets:
+        table = getattr(mod, presets)
+        ours = {
+            n: list(table[v]) if isinstance(v, str) and v in table else v for n, v in ours.items()
+        }
+    assert ours == pytest.approx(shared, rel=1e-6)

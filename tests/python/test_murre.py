@@ -278,7 +278,7 @@ def test_cli_murre_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--json"]
     assert main([*argv, "--method", "single-hop", "murre", "--rewriter", "lexical"]) == 0
     captured = capsys.readouterr()
-    payload = json.loads(captured.out[captured.out.index("\n[") :])
+    payload = json.loads(captured.out)  # the command line goes to stderr with --json
     assert [r["method"] for r in payload] == ["single-hop", "MURRE [lexical removal]"]
     assert "rewrite requests" in captured.err
     assert main([*argv, "--method", "murre", "--rewriter", "coverage"]) == 1
