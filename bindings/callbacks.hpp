@@ -44,15 +44,22 @@ inline pybind11::str lenient_str(std::string_view s) {
     return pybind11::reinterpret_steal<pybind11::str>(obj);
 }
 
+/// A C-contiguous float32 array.
+using float_array = pybind11::array_t<float, pybind11::array::c_style | pybind11::array::forcecast>;
+
+/// @p result as a float32 array, or an empty (false) one when it does not convert.
+inline float_array to_float_array(const pybind11::handle& result) {
+    try {
+        return float_array::ensure(result);
+    } catch (pybind11::error_already_set&) {
+        return {};
+    }
+}
+
 /// Converts a Python answer to an n×d float32 matrix; TypeError for anything not 2-D numeric.
 inline matrix to_matrix(const pybind11::handle& result, const std::string& who) {
     namespace py = pybind11;
-    py::array_t<float, py::array::c_style | py::array::forcecast> arr;
-    try {
-        arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(result);
-    } catch (py::error_already_set&) {
-        arr = {};
-    }
+    const auto arr = to_float_array(result);
     if (!arr || arr.ndim() != 2)
         throw py::type_error(
             fmt::format("{} must return a 2-D array of floats (texts × dim), got {}{}", who,

@@ -11,16 +11,13 @@ PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
                                                .attr("main_thread")()
                                                .attr("ident")
                                                .cast<unsigned long>();
-    tabret::bindings::register_errors(m);
-    tabret::bindings::register_catalog(m);
-    tabret::bindings::register_io(m);
-    tabret::bindings::register_index(m);
-    tabret::bindings::register_retrieval(m);
-    tabret::bindings::register_rewriting(m);
-    tabret::bindings::register_reverse(m);
-    tabret::bindings::register_crush(m);
-    tabret::bindings::register_adaptive(m);
-    tabret::bindings::register_join(m);
-    tabret::bindings::register_murre(m);
-    tabret::bindings::register_native_methods(m);
+    // In dependency order: later families use the classes of earlier ones in their signatures.
+    namespace b = tabret::bindings;
+    constexpr void (*families[])(pybind11::module_&) = {
+        b::register_errors,  b::register_catalog,   b::register_io,
+        b::register_index,   b::register_retrieval, b::register_rewriting,
+        b::register_reverse, b::register_crush,     b::register_adaptive,
+        b::register_join,    b::register_murre,     b::register_native_methods,
+    };
+    for (auto* family : families) family(m);
 }

@@ -41,12 +41,7 @@ rerank_fn python_rerank_fn(py::object fn) {
             batch[i] =
                 py::make_tuple(inputs[i].question, inputs[i].schema, inputs[i].generated_question);
         const py::object answer = (*held)(batch);
-        py::array_t<float, py::array::c_style | py::array::forcecast> arr;
-        try {
-            arr = py::array_t<float, py::array::c_style | py::array::forcecast>::ensure(answer);
-        } catch (py::error_already_set&) {
-            arr = {};
-        }
+        const auto arr = to_float_array(answer);
         if (!arr || arr.ndim() != 1)
             throw py::type_error(fmt::format(
                 "the re-ranker must return a 1-D sequence of floats (one per candidate), got {}{}",

@@ -16,12 +16,7 @@ using namespace tabret;
 
 namespace {
 
-const table_index& demo_index() {
-    static const table_index index =
-        table_index::build(load_catalog_json(test::demo_catalog_path()), hashing_embedder{},
-                           hashing_embedder{}.name());
-    return index;
-}
+using test::demo_index;
 
 /// A first-stage result listing @p ids in order, with falling scores.
 retrieval first_stage(const std::vector<table_id>& ids) {

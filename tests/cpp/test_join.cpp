@@ -230,15 +230,11 @@ TEST_CASE("exact JAR is optimal and never below greedy on random problems", "[jo
 }
 
 TEST_CASE("the greedy and exact retrievers run end to end", "[join]") {
-    const auto cat = school_and_shop();
-    const hashing_embedder e;
-    const auto index = table_index::build(cat, e, e.name());
-    const auto graph = join_graph::build(cat, e, e.name());
-    const fixed_rewriter rw{{"students:name", "courses:title"}};
+    const test::join_setup setup;
+    const auto& [cat, e, index, graph, rw, qs] = setup;
     const greedy_join_retriever greedy(index, graph, e, rw, {5, {}});
     const jar_exact_retriever exact(index, graph, e, rw,
                                     {5, jar_weights::spider(), connectivity::strict});
-    const std::vector<std::string> qs = {"which students take which course titles"};
     for (const auto& r : {greedy.retrieve(qs, {3, 4}).at(0), exact.retrieve(qs, {3, 4}).at(0)}) {
         REQUIRE(r.tables.size() == 3);
         CHECK(r.columns.size() == 4);

@@ -83,12 +83,8 @@ TEST_CASE("any_retriever owns or borrows a retriever and answers like it", "[pip
 }
 
 TEST_CASE("a selector takes its candidates from any first stage", "[pipeline]") {
-    const auto cat = school_and_shop();
-    const hashing e;
-    const auto index = table_index::build(cat, e, e.name());
-    const auto graph = join_graph::build(cat, e, e.name());
-    const fixed_rewriter rw{{"students:name", "courses:title"}};
-    const std::vector<std::string> qs = {"which students take which course titles"};
+    const test::join_setup setup;
+    const auto& [cat, e, index, graph, rw, qs] = setup;
 
     // The dense retriever as an explicit first stage: the same tables as the built-in one.
     const greedy_join_retriever builtin(index, graph, e, rw, {5, {}});

@@ -14,20 +14,8 @@
 
 using namespace tabret;
 
-namespace {
-
-const catalog& demo() {
-    static const catalog cat = load_catalog_json(test::demo_catalog_path());
-    return cat;
-}
-
-const table_index& demo_index() {
-    static const table_index index =
-        table_index::build(demo(), hashing_embedder{}, hashing_embedder{}.name());
-    return index;
-}
-
-}  // namespace
+using test::demo;
+using test::demo_index;
 
 TEST_CASE("hashing embedder is deterministic and lexical", "[embedding]") {
     const hashing_embedder e;

@@ -64,16 +64,8 @@ struct zoo_fixture {
         question_index::from_questions(index, zoo_questions, "fixed", embedder);
 };
 
-const catalog& demo() {
-    static const catalog cat = load_catalog_json(test::demo_catalog_path());
-    return cat;
-}
-
-const table_index& demo_index() {
-    static const table_index index =
-        table_index::build(demo(), hashing_embedder{}, hashing_embedder{}.name());
-    return index;
-}
+using test::demo;
+using test::demo_index;
 
 std::filesystem::path prompts_dir() {
     return std::filesystem::path(TABRET_DEMO_DIR).parent_path() / "prompts";

@@ -279,8 +279,7 @@ TEST_CASE("response cache imports a JSON-lines cache, ignoring a truncated last 
           "[rewriting][cache]") {
     test::temp_dir dir;
     const auto file = dir.path() / "llm.jsonl";
-    const std::string good =
-        detail::rw::cache_line("m", "p1", "a1") + detail::rw::cache_line("m", "p2", "a2");
+    const std::string good = test::two_cached_answers();
     write(file, good + R"({"model":"m","prompt":"p3","compl)");
     response_cache cache(dir.path() / "llm.sqlite");
     CHECK(cache.import_jsonl(file) == 2);

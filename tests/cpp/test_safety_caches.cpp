@@ -129,8 +129,7 @@ TEST_CASE("response cache: an old JSON-lines file is refused untouched, then imp
           "[safety_caches][cache]") {
     test::temp_dir dir;
     const auto old = dir.path() / "answers.jsonl";
-    const std::string text =
-        detail::rw::cache_line("m", "p1", "a1") + detail::rw::cache_line("m", "p2", "a2");
+    const std::string text = test::two_cached_answers();
     write_bytes(old, text);
     try {
         const response_cache cache(old);

@@ -11,6 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include <tabret/catalog.hpp>
+#include <tabret/embedding/hashing_embedder.hpp>
+#include <tabret/index/table_index.hpp>
+#include <tabret/io/catalog_json.hpp>
+#include <tabret/join/join_graph.hpp>
+#include <tabret/rewriting/response_cache.hpp>
 #include <tabret/rewriting/rewriter.hpp>
 
 namespace tabret::test {
@@ -27,15 +32,17 @@ struct fixed_rewriter {
 
 inline catalog school_and_shop() {
     catalog cat;
+    // A table keyed by an integer `id`, with a text `name`; returns the id column.
+    const auto named = [&cat](database_id db, const std::string& table) {
+        const auto t = cat.add_table(db, table);
+        const auto id = cat.add_column(t, "id", "integer");
+        cat.add_column(t, "name", "text");
+        cat.set_primary_key(t, {id});
+        return id;
+    };
     const auto school = cat.add_database("school");
-    const auto students = cat.add_table(school, "students");
-    const auto s_id = cat.add_column(students, "id", "integer");
-    cat.add_column(students, "name", "text");
-    cat.set_primary_key(students, {s_id});
-    const auto teachers = cat.add_table(school, "teachers");
-    const auto t_id = cat.add_column(teachers, "id", "integer");
-    cat.add_column(teachers, "name", "text");
-    cat.set_primary_key(teachers, {t_id});
+    const auto s_id = named(school, "students");
+    const auto t_id = named(school, "teachers");
     const auto courses = cat.add_table(school, "courses");
     const auto c_id = cat.add_column(courses, "id", "integer");
     cat.add_column(courses, "title", "text");
@@ -49,15 +56,28 @@ inline catalog school_and_shop() {
     cat.add_foreign_key(e_course, c_id);
     cat.add_foreign_key(c_teacher, t_id);
     const auto shop = cat.add_database("shop");
-    const auto customers = cat.add_table(shop, "customers");
-    const auto cu_id = cat.add_column(customers, "id", "integer");
-    cat.add_column(customers, "name", "text");
-    cat.set_primary_key(customers, {cu_id});
+    const auto cu_id = named(shop, "customers");
     const auto orders = cat.add_table(shop, "orders");
     cat.add_column(orders, "id", "integer");
     const auto o_customer = cat.add_column(orders, "customer_id", "integer");
     cat.add_foreign_key(o_customer, cu_id);
     return cat;
+}
+
+/// What a join-aware selector needs over school_and_shop: the hashing embedder's table index
+/// and join graph, a rewriter that asks for students' names and course titles, and a question.
+struct join_setup {
+    catalog cat = school_and_shop();
+    hashing_embedder e;
+    table_index index = table_index::build(cat, e, e.name());
+    join_graph graph = join_graph::build(cat, e, e.name());
+    fixed_rewriter rw{{"students:name", "courses:title"}};
+    std::vector<std::string> qs{"which students take which course titles"};
+};
+
+/// A JSON-lines response cache of two answers from model "m": p1 -> a1, p2 -> a2.
+inline std::string two_cached_answers() {
+    return detail::rw::cache_line("m", "p1", "a1") + detail::rw::cache_line("m", "p2", "a2");
 }
 
 inline std::filesystem::path fixture(const std::string& name) {
@@ -66,6 +86,19 @@ inline std::filesystem::path fixture(const std::string& name) {
 
 inline std::filesystem::path demo_catalog_path() {
     return std::filesystem::path(TABRET_DEMO_DIR) / "catalog.json";
+}
+
+/// The demo catalog, loaded once.
+inline const catalog& demo() {
+    static const catalog cat = load_catalog_json(demo_catalog_path());
+    return cat;
+}
+
+/// A table index of the demo catalog under the hashing embedder, built once.
+inline const table_index& demo_index() {
+    static const table_index index =
+        table_index::build(demo(), hashing_embedder{}, hashing_embedder{}.name());
+    return index;
 }
 
 /// The benchmark data directory ($TABRET_DATA_DIR, default ../shared/data beside the repo), or

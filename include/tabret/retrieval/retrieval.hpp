@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tabret/catalog.hpp"
+#include "tabret/error.hpp"
 
 namespace tabret {
 
@@ -48,6 +49,15 @@ struct retrieve_options {
     std::size_t k = 10;         ///< Tables to return.
     std::size_t k_columns = 0;  ///< Columns to return (0: none).
 };
+
+/**
+ * @brief Where a retriever's `retrieve` starts: one empty retrieval per question.
+ * @throws error for k == 0.
+ */
+inline std::vector<retrieval> empty_results(std::size_t questions, const retrieve_options& o) {
+    if (o.k == 0) throw error("k must be positive");
+    return std::vector<retrieval>(questions);
+}
 
 /**
  * @brief A retriever answers a batch of questions; one question is a batch of one.

@@ -866,33 +866,40 @@ struct ddl_keys {
     std::vector<std::pair<ddl_column_ref, ddl_column_ref>> foreign_keys;  ///< from → to.
 };
 
+/// The indices of @p names in @p table. @throws parse_error at @p line, with the message
+/// @p unknown(name), for the first name that is not a column of it.
+template <class Message>
+std::vector<std::size_t> ddl_resolve_columns(const ddl_table& table,
+                                             const std::vector<std::string>& names,
+                                             const std::string& source, std::size_t line,
+                                             const Message& unknown) {
+    std::vector<std::size_t> indices;
+    for (const auto& name : names) {
+        const auto column = ddl_find_column(table, name);
+        if (!column) throw parse_error(source, line, unknown(name));
+        indices.push_back(*column);
+    }
+    return indices;
+}
+
 std::vector<std::size_t> ddl_resolve_primary_key(const ddl_table& table,
                                                  const std::string& source) {
-    std::vector<std::size_t> key;
-    for (const auto& name : table.primary_key) {
-        const auto column = ddl_find_column(table, name);
-        if (!column)
-            throw parse_error(source, table.primary_key_line,
-                              fmt::format("primary key of table '{}' names unknown column '{}'",
-                                          table.name, name));
-        key.push_back(*column);
-    }
-    return key;
+    return ddl_resolve_columns(
+        table, table.primary_key, source, table.primary_key_line, [&](const std::string& name) {
+            return fmt::format("primary key of table '{}' names unknown column '{}'", table.name,
+                               name);
+        });
 }
 
 void ddl_resolve_foreign_key(const ddl_schema& schema, std::size_t from_table,
                              const ddl_foreign_key& fk, const std::string& source, ddl_keys& keys) {
     const auto& table = schema.tables[from_table];
     const auto label = fmt::format("{}({})", table.name, ddl_join(fk.columns));
-    std::vector<std::size_t> from;
-    for (const auto& name : fk.columns) {
-        const auto column = ddl_find_column(table, name);
-        if (!column)
-            throw parse_error(source, fk.line,
-                              fmt::format("foreign key of table '{}' names unknown column '{}'",
-                                          table.name, name));
-        from.push_back(*column);
-    }
+    const auto from =
+        ddl_resolve_columns(table, fk.columns, source, fk.line, [&](const std::string& name) {
+            return fmt::format("foreign key of table '{}' names unknown column '{}'", table.name,
+                               name);
+        });
     const auto to_table = ddl_find_table(schema, fk.ref_table);
     if (!to_table)
         throw parse_error(
@@ -905,16 +912,12 @@ void ddl_resolve_foreign_key(const ddl_schema& schema, std::size_t from_table,
                           fmt::format("foreign key {} references table '{}' without naming "
                                       "columns, but '{}' has no primary key",
                                       label, target.name, target.name));
-    if (!fk.ref_columns.empty()) to.clear();
-    for (const auto& name : fk.ref_columns) {
-        const auto column = ddl_find_column(target, name);
-        if (!column)
-            throw parse_error(source, fk.ref_line,
-                              fmt::format("foreign key {} references unknown column '{}' of "
-                                          "table '{}'",
-                                          label, name, target.name));
-        to.push_back(*column);
-    }
+    if (!fk.ref_columns.empty())
+        to = ddl_resolve_columns(
+            target, fk.ref_columns, source, fk.ref_line, [&](const std::string& name) {
+                return fmt::format("foreign key {} references unknown column '{}' of table '{}'",
+                                   label, name, target.name);
+            });
     if (from.size() != to.size())
         throw parse_error(source, fk.ref_line,
                           fmt::format("foreign key {} has {} column(s) but references {} of "

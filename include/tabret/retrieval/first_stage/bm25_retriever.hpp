@@ -24,9 +24,8 @@ class bm25_retriever {
     /** @throws error for k == 0. Tables with no term in common are not returned. */
     [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
                                                   const retrieve_options& o) const {
-        if (o.k == 0) throw error("k must be positive");
+        auto out = empty_results(questions.size(), o);
         const auto found = index_.bm25().search(questions, o.k);
-        std::vector<retrieval> out(questions.size());
         for (std::size_t i = 0; i < questions.size(); ++i)
             for (const auto& h : found[i]) {
                 out[i].tables.push_back({h.id, h.score});

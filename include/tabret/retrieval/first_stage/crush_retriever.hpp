@@ -131,8 +131,7 @@ class crush_retriever {
      */
     [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
                                                   const retrieve_options& o) const {
-        if (o.k == 0) throw error("k must be positive");
-        std::vector<retrieval> out(questions.size());
+        auto out = empty_results(questions.size(), o);
         if (questions.empty()) return out;
         const auto probes = probes_of(questions);
         std::vector<std::string> texts;

@@ -41,8 +41,7 @@ class dense_retriever {
     /** @throws error for k == 0; embedding_error for a bad embedder answer. */
     [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
                                                   const retrieve_options& o) const {
-        if (o.k == 0) throw error("k must be positive");
-        std::vector<retrieval> out(questions.size());
+        auto out = empty_results(questions.size(), o);
         if (questions.empty()) return out;
         const matrix q = embed_normalized(embedder_, questions, index_.dim());
         const auto depth = options_.hybrid ? std::max(o.k, options_.fusion_depth) : o.k;

@@ -126,8 +126,7 @@ class reverse_retriever {
      */
     [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
                                                   const retrieve_options& o) const {
-        if (o.k == 0) throw error("k must be positive");
-        std::vector<retrieval> out(questions.size());
+        auto out = empty_results(questions.size(), o);
         if (questions.empty()) return out;
         const matrix q = embed_normalized(embedder_, questions, index_.dim());
         const bool rerank = static_cast<bool>(options_.reranker);
