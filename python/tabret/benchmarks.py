@@ -540,9 +540,7 @@ def _copy_database(cat: Catalog, db_id: int) -> tuple[Catalog, dict[int, int], d
         tables[t_id] = sub.add_table(new_db, t.name, t.nl_name, t.description)
         for c_id in t.columns:
             c = cat.column(c_id)
-            columns[c_id] = sub.add_column(
-                tables[t_id], c.name, c.type, c.nl_name, c.description
-            )
+            columns[c_id] = sub.add_column(tables[t_id], c.name, c.type, c.nl_name, c.description)
         if t.primary_key:
             sub.set_primary_key(tables[t_id], [columns[c] for c in t.primary_key])
     for fk in cat.foreign_keys:
