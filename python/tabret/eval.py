@@ -95,6 +95,11 @@ def evaluate(
         raise ValueError(f"ks must be positive, got {list(ks)}")
     if level not in ("table", "column"):
         raise ValueError(f"level must be 'table' or 'column', got '{level}'")
+    if bench.per_database:
+        raise ValueError(
+            f"benchmark '{bench.name}' searches each question's own database: evaluate each of "
+            "database_benchmarks(bench) over its own index, then merge_results"
+        )
     questions = (
         [q for q in bench.questions if q.gold_columns] if level == "column" else bench.questions
     )

@@ -232,7 +232,10 @@ def test_any_family_member_satisfies_the_gold_item() -> None:
 
 def test_per_database_parts_rank_their_own_tables_only() -> None:
     union = demo()
-    parts = database_benchmarks(replace(union, per_database=True))
+    per_db = replace(union, per_database=True)
+    with pytest.raises(ValueError, match="database_benchmarks"):
+        evaluate(lambda qs, k: [], per_db, progress=False)
+    parts = database_benchmarks(per_db)
     assert sum(len(p.questions) for p in parts) == len(union.questions)
     index = TableIndex.build(union.catalog, HashingEmbedder(), progress=False)
     ks = (1, 3, 5)
@@ -343,6 +346,8 @@ def test_cli_eval_own_questions_errors(tmp_path: Path, capsys: pytest.CaptureFix
     missing = str(tmp_path / "none.jsonl")
     assert main([*base, "--questions", missing, "--catalog", catalog]) == 1
     assert "none.jsonl: no such file" in capsys.readouterr().err
+    assert main([*base, "--benchmark", "demo", "--catalog", catalog]) == 1
+    assert "--catalog goes with --questions" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main([*base, "--questions", str(bad), "--benchmark", "demo"])
     capsys.readouterr()

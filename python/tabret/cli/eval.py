@@ -198,6 +198,8 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         catalog = LOADERS[o.catalog_format](o.catalog)
         bench = questions_benchmark(o.questions, catalog)
     else:
+        if o.catalog is not None:
+            raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
         bench = load_benchmark(o.benchmark, o.data_dir)
     if o.recorded_only:
         bench = _murre.recorded_only(bench, o.data_dir)
