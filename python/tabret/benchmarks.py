@@ -16,6 +16,12 @@ Dev-DB corpora (the greedy join paper's setting, Table 7), questions from ``jar/
 - spider-dev-multi / bird-dev-multi: only the questions with at least two gold tables (459 and
   1,171; the paper counts 1,172 for BIRD with a different SQL parser).
 
+Spider 2.0-lite (:mod:`tabret.spider2`): ``spider2-lite``, the 248 questions whose public gold
+SQL resolves, over the union of its 162 warehouses (8,255 tables); ``spider2-lite-db``, the same
+with each question searching its own database only (``per_database``: split by
+:func:`database_benchmarks`, an index per database, results merged with
+:func:`tabret.eval.merge_results`). A user's own questions: :func:`questions_benchmark`.
+
 Gold columns (``BenchmarkQuestion.gold_columns``, for column-level metrics):
 - SpiderUnion: every column the parsed gold SQL of ``spider/dev.json`` mentions (``*`` excluded),
   matched to MURRE's questions by (db_id, question text).

@@ -2,9 +2,10 @@
 
 ``level="table"`` scores the ranked tables against ``gold_tables`` (every question);
 ``level="column"`` scores the ranked columns against ``gold_columns``, over the questions that
-have gold columns only. When every result carries an adaptive ``cut`` (ATR), table-level results
-also score each list at its own cut and, for comparison, the same lists at a fixed k equal to the
-mean cut (``EvalResult.cut``).
+have gold columns only. A question's table ``families`` (Spider 2.0-lite's wildcard tables) are
+one gold item each, found when any member is ranked. When every result carries an adaptive
+``cut`` (ATR), table-level results also score each list at its own cut and, for comparison, the
+same lists at a fixed k equal to the mean cut (``EvalResult.cut``).
 
 By default one run at ``max(ks)`` is scored at every prefix k. ``per_k=True`` runs the retriever
 once per k instead and scores everything it returns (for methods whose answer for k is not a
