@@ -16,9 +16,7 @@ every core), its CPU time recorded beside it.
 from __future__ import annotations
 
 import argparse
-import ast
 import gc
-import gzip
 import json
 import resource
 import subprocess
@@ -31,29 +29,9 @@ from typing import Any
 from bench.common import OUT, machine, percentile, write_json
 from tabret import Catalog, HashingEmbedder, _core
 from tabret.datasets import data_dir
+from tabret.spider2 import QUESTIONS, distinct, names, spider2_catalog
 
-SPIDER2 = "spider2-lite/spider2_lite_schema.json.gz"
 SOCIALDB = "crush4sql/demo/utils/ndap_super.json"
-
-
-def _names(value: Any) -> list[str]:
-    """A list field, stored either as a list or as its Python repr."""
-    if isinstance(value, str):
-        parsed = ast.literal_eval(value)
-        return [str(x) for x in parsed]
-    return [str(x) for x in value]
-
-
-def _distinct(names: list[str]) -> list[tuple[int, str]]:
-    """(position, name) of the first of each case-insensitively equal name (tabret rejects
-    duplicate column names; both schemas have a few that differ only in case)."""
-    seen: set[str] = set()
-    out = []
-    for i, name in enumerate(names):
-        if name.lower() not in seen:
-            seen.add(name.lower())
-            out.append((i, name))
-    return out
 
 
 def socialdb_catalog(root: Path) -> Catalog:
@@ -63,44 +41,13 @@ def socialdb_catalog(root: Path) -> Catalog:
     db = cat.add_database("socialdb")
     for key, entry in raw.items():
         t = cat.add_table(db, f"t{key}", str(entry["name"]), str(entry.get("overview", ""))[:200])
-        for _, name in _distinct(_names(entry["columns"])):
+        for _, name in distinct(names(entry["columns"])):
             cat.add_column(t, name)
     return cat
 
 
-def spider2_catalog(root: Path, max_columns: int = 0) -> Catalog:
-    """Spider 2.0-lite: a database per schema key, its tables and columns; with
-    ``max_columns``, whole tables in file order until that many columns."""
-    with gzip.open(root / SPIDER2, "rt", encoding="utf-8") as f:
-        raw = json.load(f)
-    cat = Catalog()
-    columns = 0
-    for db_name, tables in raw.items():
-        if max_columns and columns >= max_columns:
-            break
-        # a few database and table names differ only in case; tabret's names are
-        # case-insensitive, so later ones get a numbered suffix
-        name = db_name
-        while cat.find_database(name) is not None:
-            name += "_2"
-        db = cat.add_database(name)
-        for table in tables:
-            if max_columns and columns >= max_columns:
-                break
-            table_name = table["table_fullname"]
-            while cat.find_table(name, table_name) is not None:
-                table_name += "_2"
-            t = cat.add_table(db, table_name)
-            names = _names(table["column_names"])
-            types = _names(table["column_types"])
-            for i, name in _distinct(names):
-                cat.add_column(t, name, types[i] if i < len(types) else "")
-                columns += 1
-    return cat
-
-
 def spider2_questions(root: Path, n: int) -> list[str]:
-    lines = (root / "spider2-lite/spider2-lite.jsonl").read_text(encoding="utf-8").splitlines()
+    lines = (root / QUESTIONS).read_text(encoding="utf-8").splitlines()
     return [json.loads(line)["question"] for line in lines[:n]]
 
 

@@ -16,6 +16,12 @@ Dev-DB corpora (the greedy join paper's setting, Table 7), questions from ``jar/
 - spider-dev-multi / bird-dev-multi: only the questions with at least two gold tables (459 and
   1,171; the paper counts 1,172 for BIRD with a different SQL parser).
 
+Spider 2.0-lite (:mod:`tabret.spider2`): ``spider2-lite``, the 248 questions whose public gold
+SQL resolves, over the union of its 162 warehouses (8,255 tables); ``spider2-lite-db``, the same
+with each question searching its own database only (``per_database``: split by
+:func:`database_benchmarks`, an index per database, results merged with
+:func:`tabret.eval.merge_results`). A user's own questions: :func:`questions_benchmark`.
+
 Gold columns (``BenchmarkQuestion.gold_columns``, for column-level metrics):
 - SpiderUnion: every column the parsed gold SQL of ``spider/dev.json`` mentions (``*`` excluded),
   matched to MURRE's questions by (db_id, question text).
@@ -41,7 +47,9 @@ __all__ = [
     "BENCHMARKS",
     "Benchmark",
     "BenchmarkQuestion",
+    "database_benchmarks",
     "load_benchmark",
+    "questions_benchmark",
     "sql_columns",
     "sql_tables",
 ]
@@ -54,6 +62,9 @@ class BenchmarkQuestion:
     question: str
     gold_tables: tuple[int, ...]  # table ids in the benchmark's catalog
     gold_columns: tuple[int, ...] = ()  # column ids in the catalog; empty when unknown
+    # table families (a wildcard such as ``ga_sessions_*``): one gold item that any member
+    # satisfies; the family's first member is the one in ``gold_tables``
+    families: tuple[tuple[int, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -62,6 +73,8 @@ class Benchmark:
     catalog: Catalog
     questions: list[BenchmarkQuestion]
     source: str  # which files (and which BIRD revision) the gold comes from
+    # each question searches only its own database's tables (``database_benchmarks``)
+    per_database: bool = False
 
     @property
     def column_questions(self) -> int:
@@ -461,6 +474,168 @@ def bird_union_crush(root: Path | None = None) -> Benchmark:
     return replace(bench, name="bird-union-crush", questions=questions, source=source)
 
 
+def spider2_lite(root: Path | None = None) -> Benchmark:
+    """Spider 2.0-lite over the union of its 162 databases (the catalog-wide setting): the
+    questions with public gold SQL whose tables all resolve (:mod:`tabret.spider2`)."""
+    from tabret import spider2
+
+    root = root or data_dir()
+    raw = spider2.read_schema(root)
+    cat, ids = spider2.build_catalog(raw)
+    path = root / spider2.QUESTIONS
+    gold_sql = json.loads((root / spider2.GOLD_SQL).read_text(encoding="utf-8"))
+    questions: list[BenchmarkQuestion] = []
+    left_out: dict[str, list[str]] = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        q = json.loads(line)
+        key = spider2.database_key(raw, q["db"])
+        if key is None:
+            raise _core.SchemaError(f"{path}: {q['instance_id']}: unknown database '{q['db']}'")
+        if q["instance_id"] not in gold_sql:
+            left_out.setdefault("no public gold SQL", []).append(q["instance_id"])
+            continue
+        tables = [t["table_fullname"] for t in raw[key]]
+        gold = spider2.gold_tables(gold_sql[q["instance_id"]], spider2.dialect(raw, key), tables)
+        if gold.problem:
+            left_out.setdefault(gold.problem, []).append(q["instance_id"])
+            continue
+        t_ids = ids[key]
+        questions.append(
+            BenchmarkQuestion(
+                q["instance_id"],
+                cat.database(cat.table(t_ids[0]).database).name,
+                q["question"],
+                tuple(t_ids[i] for i in gold.tables),
+                families=tuple(tuple(t_ids[i] for i in f) for f in gold.families),
+            )
+        )
+    n_families = sum(1 for q in questions if q.families)
+    why = "; ".join(
+        f"{len(ids)} {reason}" if len(ids) > 3 else f"{reason}: {', '.join(ids)}"
+        for reason, ids in sorted(left_out.items(), key=lambda item: -len(item[1]))
+    )
+    source = (
+        f"Spider 2.0-lite (spider2-lite/spider2-lite.jsonl): {len(questions)} of {len(lines)} "
+        f"questions have gold tables, parsed with sqlglot from spider2-lite/gold_sql.json "
+        f"({why}); corpus spider2_lite_schema.json.gz (162 DBs); {n_families} questions read "
+        "a wildcard table family (ga_sessions_*), which counts as one gold table that any "
+        "member satisfies"
+    )
+    return Benchmark("spider2-lite", cat, questions, source)
+
+
+def spider2_lite_db(root: Path | None = None) -> Benchmark:
+    """Spider 2.0-lite, each question against its own database only (an index per
+    database; see :func:`database_benchmarks`)."""
+    bench = spider2_lite(root)
+    source = f"{bench.source}; each question searches its own database only"
+    return replace(bench, name="spider2-lite-db", source=source, per_database=True)
+
+
+def _copy_database(cat: Catalog, db_id: int) -> tuple[Catalog, dict[int, int], dict[int, int]]:
+    """One database of ``cat`` as a catalog of its own (names, descriptions, types, keys),
+    with the old -> new table and column ids."""
+    sub = Catalog()
+    db = cat.database(db_id)
+    new_db = sub.add_database(db.name, db.description)
+    tables: dict[int, int] = {}
+    columns: dict[int, int] = {}
+    for t_id in db.tables:
+        t = cat.table(t_id)
+        tables[t_id] = sub.add_table(new_db, t.name, t.nl_name, t.description)
+        for c_id in t.columns:
+            c = cat.column(c_id)
+            columns[c_id] = sub.add_column(tables[t_id], c.name, c.type, c.nl_name, c.description)
+        if t.primary_key:
+            sub.set_primary_key(tables[t_id], [columns[c] for c in t.primary_key])
+    for fk in cat.foreign_keys:
+        if fk.from_column in columns and fk.to_column in columns:
+            sub.add_foreign_key(columns[fk.from_column], columns[fk.to_column])
+    return sub, tables, columns
+
+
+def database_benchmarks(bench: Benchmark) -> list[Benchmark]:
+    """``bench`` split by database: for each database with questions (first-question order),
+    a benchmark over a catalog of that database alone with its questions, ids remapped. An
+    index built over one part ranks exactly that database's tables (BM25 statistics and
+    fusion included), unlike filtering a ranking of the whole catalog."""
+    by_db: dict[str, list[BenchmarkQuestion]] = {}
+    for q in bench.questions:
+        by_db.setdefault(q.db, []).append(q)
+    parts = []
+    for db, questions in by_db.items():
+        db_id = bench.catalog.find_database(db)
+        if db_id is None:
+            raise ValueError(f"benchmark '{bench.name}': unknown database '{db}'")
+        sub, tables, columns = _copy_database(bench.catalog, db_id)
+        moved = [
+            replace(
+                q,
+                gold_tables=tuple(tables[t] for t in q.gold_tables),
+                gold_columns=tuple(columns[c] for c in q.gold_columns),
+                families=tuple(tuple(tables[t] for t in f) for f in q.families),
+            )
+            for q in questions
+        ]
+        parts.append(replace(bench, catalog=sub, questions=moved, per_database=False))
+    return parts
+
+
+def _questions_line(path: Path, line_no: int, line: str) -> dict[str, Any]:
+    """One line of a --questions file: a JSON object with a question and its gold tables."""
+    try:
+        q = json.loads(line)
+    except json.JSONDecodeError as err:
+        exc = _core.ParseError(f"{path}:{line_no}: invalid JSON: {err.msg}")
+        exc.source, exc.line = str(path), line_no
+        raise exc from None
+    if not isinstance(q, dict):
+        raise _core.SchemaError(f"{path}:{line_no}: expected a JSON object")
+    if not isinstance(q.get("question"), str):
+        raise _core.SchemaError(f"{path}:{line_no}: 'question' must be a string")
+    gold = q.get("gold_tables")
+    if not isinstance(gold, list) or not gold or not all(isinstance(t, str) for t in gold):
+        raise _core.SchemaError(
+            f"{path}:{line_no}: 'gold_tables' must be a non-empty list of \"db.table\" names"
+        )
+    return q
+
+
+def questions_benchmark(path: str | Path, catalog: Catalog) -> Benchmark:
+    """A user's own questions over ``catalog``: a JSON-lines file, one
+    ``{"question": …, "gold_tables": ["db.table", …]}`` per line (optional ``"id"``, default
+    the line number, and ``"db"``, default the first gold table's database; blank lines
+    skipped). Names are matched case-insensitively, ``db`` up to the first dot.
+
+    Raises :class:`tabret.FileError` for a missing file, :class:`tabret.ParseError` (with
+    ``source`` and ``line``) for a line that is not JSON and :class:`tabret.SchemaError` naming
+    the file and line for a missing field or a table or database the catalog lacks."""
+    path = Path(path)
+    if not path.is_file():
+        raise _core.FileError(f"{path}: no such file")
+    questions = []
+    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        q = _questions_line(path, line_no, line)
+        gold = []
+        for name in q["gold_tables"]:
+            db, _, table = name.partition(".")
+            t = catalog.find_table(db, table)
+            if t is None:
+                raise _core.SchemaError(f"{path}:{line_no}: unknown table '{name}'")
+            gold.append(t)
+        db = q.get("db") or catalog.database(catalog.table(gold[0]).database).name
+        if catalog.find_database(str(db)) is None:
+            raise _core.SchemaError(f"{path}:{line_no}: unknown database '{db}'")
+        qid = str(q.get("id", line_no))
+        questions.append(BenchmarkQuestion(qid, str(db), q["question"], tuple(dict.fromkeys(gold))))
+    if not questions:
+        raise _core.SchemaError(f"{path}: no questions")
+    return Benchmark(path.stem, catalog, questions, f"your questions ({path}) over {catalog!r}")
+
+
 def demo(root: Path | None = None) -> Benchmark:
     cat = demo_catalog()
     qs = []
@@ -483,6 +658,8 @@ BENCHMARKS: dict[str, Callable[[Path | None], Benchmark]] = {
     "bird-dev": bird_dev,
     "spider-dev-multi": spider_dev_multi,
     "bird-dev-multi": bird_dev_multi,
+    "spider2-lite": spider2_lite,
+    "spider2-lite-db": spider2_lite_db,
     "demo": demo,
 }
 

@@ -2,9 +2,10 @@
 
 ``level="table"`` scores the ranked tables against ``gold_tables`` (every question);
 ``level="column"`` scores the ranked columns against ``gold_columns``, over the questions that
-have gold columns only. When every result carries an adaptive ``cut`` (ATR), table-level results
-also score each list at its own cut and, for comparison, the same lists at a fixed k equal to the
-mean cut (``EvalResult.cut``).
+have gold columns only. A question's table ``families`` (Spider 2.0-lite's wildcard tables) are
+one gold item each, found when any member is ranked. When every result carries an adaptive
+``cut`` (ATR), table-level results also score each list at its own cut and, for comparison, the
+same lists at a fixed k equal to the mean cut (``EvalResult.cut``).
 
 By default one run at ``max(ks)`` is scored at every prefix k. ``per_k=True`` runs the retriever
 once per k instead and scores everything it returns (for methods whose answer for k is not a
@@ -18,14 +19,21 @@ import math
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from tabret import _core
 from tabret.benchmarks import Benchmark, BenchmarkQuestion
 from tabret.results import Retrieval
 
-__all__ = ["CutResult", "EvalResult", "evaluate", "format_cut_table", "format_table"]
+__all__ = [
+    "CutResult",
+    "EvalResult",
+    "evaluate",
+    "format_cut_table",
+    "format_table",
+    "merge_results",
+]
 
 RetrieveFn = Callable[[list[str], int], list[Retrieval]]
 """``retrieve(questions, k)``: at column level it must return ``k`` columns per question, e.g.
@@ -88,6 +96,11 @@ def evaluate(
         raise ValueError(f"ks must be positive, got {list(ks)}")
     if level not in ("table", "column"):
         raise ValueError(f"level must be 'table' or 'column', got '{level}'")
+    if bench.per_database:
+        raise ValueError(
+            f"benchmark '{bench.name}' searches each question's own database: evaluate each of "
+            "database_benchmarks(bench) over its own index, then merge_results"
+        )
     questions = (
         [q for q in bench.questions if q.gold_columns] if level == "column" else bench.questions
     )
@@ -95,6 +108,7 @@ def evaluate(
         raise ValueError(f"benchmark '{bench.name}' has no gold columns to score at column level")
     golds = [list(q.gold_columns if level == "column" else q.gold_tables) for q in questions]
     ranked_at: dict[int, list[list[int]]] = {}
+    scored_at: dict[int, list[list[int]]] = {}  # ranked_at with family members as the family
     last: list[Retrieval] = []
     seconds: dict[int, float] = {}
     for k_run in list(ks) if per_k else [max(ks)]:
@@ -107,12 +121,17 @@ def evaluate(
             [c.id for c in res.columns] if level == "column" else [t.id for t in res.tables]
             for res in results
         ]
+        scored_at[k_run] = (
+            ranked_at[k_run]
+            if level == "column"
+            else [_as_families(q, rk) for q, rk in zip(questions, ranked_at[k_run], strict=True)]
+        )
     n = max(len(questions), 1)
     cr: dict[int, float] = {}
     r: dict[int, float] = {}
     mt: dict[int, float] = {}
     for k in ks:
-        ranked = ranked_at[k] if per_k else ranked_at[max(ks)]
+        ranked = scored_at[k] if per_k else scored_at[max(ks)]
         pairs = list(zip(ranked, golds, strict=True))
         cut = [max(len(rk), 1) if per_k else k for rk in ranked]
         cr[k] = (
@@ -132,7 +151,7 @@ def evaluate(
     cuts = [res.cut for res in last]
     cut_result = None
     if level == "table" and last and all(c is not None for c in cuts):
-        cut_result = _cut_result(ranked, golds, [c or 0 for c in cuts])
+        cut_result = _cut_result(scored_at[max(ks)], golds, [c or 0 for c in cuts])
         for row, c in zip(per_question, cuts, strict=True):
             row["cut"] = c
     return EvalResult(
@@ -149,6 +168,39 @@ def evaluate(
         seconds=seconds if per_k else {k: seconds[max(ks)] for k in ks},
         per_k=per_k,
         cut=cut_result,
+    )
+
+
+def _as_families(q: BenchmarkQuestion, ranked: list[int]) -> list[int]:
+    """``ranked`` with each member of one of ``q``'s table families replaced by the family's
+    gold table (its first member): the gold item is found when any member is."""
+    if not q.families:
+        return ranked
+    family = {t: f[0] for f in q.families for t in f}
+    return [family.get(t, t) for t in ranked]
+
+
+def merge_results(parts: Sequence[EvalResult], bench: Benchmark) -> EvalResult:
+    """One method's results on the parts of a benchmark (``database_benchmarks``) as one
+    result over all its questions: percentages and mean sizes weighted by questions, times
+    summed, per-question rows concatenated (their ids are each part's); no adaptive cut."""
+    first = parts[0]
+    n = max(sum(p.questions for p in parts), 1)
+
+    def mean(values: Callable[[EvalResult], dict[int, float]]) -> dict[int, float]:
+        return {k: sum(values(p)[k] * p.questions for p in parts) / n for k in values(first)}
+
+    return replace(
+        first,
+        benchmark=bench.name,
+        questions=sum(p.questions for p in parts),
+        complete_recall=mean(lambda p: p.complete_recall),
+        recall=mean(lambda p: p.recall),
+        mean_tables=mean(lambda p: p.mean_tables),
+        source=bench.source,
+        per_question=[row for p in parts for row in p.per_question],
+        seconds={k: sum(p.seconds[k] for p in parts) for k in first.seconds},
+        cut=None,
     )
 
 

@@ -262,5 +262,6 @@ def test_cli_eval_reverse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     out = capsys.readouterr().out
     assert "| demo | hashing(" in out
     assert "| reverse |" in out
-    assert main([*args, "--method", "reverse", "--questions", str(tmp_path / "none")]) == 1
+    none = str(tmp_path / "none")
+    assert main([*args, "--method", "reverse", "--generated-questions", none]) == 1
     assert "none: no such directory" in capsys.readouterr().err

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tabret.benchmarks import BENCHMARKS
 from tabret.cli import _adaptive, _crush, _eval_join, _murre
-from tabret.cli._common import TextFormat, add_embedding_arguments, embedder_arg, memo
+from tabret.cli._common import LOADERS, TextFormat, add_embedding_arguments, embedder_arg, memo
 from tabret.methods import (
     METHODS,
     GreedyJoinOptions,
@@ -44,7 +44,10 @@ class EvalOptions:
     embedding_cache: str | None
     cache_embeddings: bool
     per_k: bool
-    questions: str
+    generated: str
+    questions: str | None
+    catalog: str | None
+    catalog_format: str
     data_dir: Path | None
     recorded_only: bool
     output: str | None
@@ -64,16 +67,34 @@ DESCRIPTION = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
+    what = p.add_mutually_exclusive_group(required=True)
+    what.add_argument(
         "--benchmark",
-        required=True,
         choices=sorted(BENCHMARKS),
         help="spider-union: 658 Spider dev questions without '*' over 166 DBs; "
         "bird-union: 1,534 BIRD dev questions over 11 DBs (MURRE's revision); "
         "bird-union-crush: the BirdUnion questions with a recorded CRUSH hallucination; "
         "spider-dev / bird-dev: JAR's dev questions over the dev DBs only (81 / 75 tables), "
         "-multi: only questions with two or more gold tables (459 / 1,171); "
-        "demo: the bundled demo catalog",
+        "spider2-lite: the 248 Spider 2.0-lite questions with gold tables over all 162 "
+        "warehouses (8,255 tables); spider2-lite-db: the same, each against its own "
+        "database only; demo: the bundled demo catalog",
+    )
+    what.add_argument(
+        "--questions",
+        metavar="FILE.jsonl",
+        help="your own questions instead of a benchmark: JSON lines "
+        '{"question": …, "gold_tables": ["db.table", …]} (optional "id", "db"), over --catalog',
+    )
+    p.add_argument(
+        "--catalog", metavar="SOURCE", help="the catalog --questions names its tables in"
+    )
+    p.add_argument(
+        "--catalog-format",
+        default="json",
+        choices=sorted(LOADERS),
+        help="what --catalog is (default: json, tabret's catalog JSON as `tabret catalog` "
+        "writes it)",
     )
     p.add_argument(
         "--method",
@@ -106,7 +127,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     r = p.add_argument_group("reverse")
     r.add_argument(
-        "--questions",
+        "--generated-questions",
         default="template",
         metavar="template|DIR",
         help="generated questions for --method reverse: 'template' (offline, default) or a "
@@ -141,7 +162,7 @@ def command(args: argparse.Namespace) -> int:
     return run(
         EvalOptions(
             command="tabret " + " ".join(args.argv),
-            benchmark=args.benchmark,
+            benchmark=args.benchmark or "",
             methods=list(args.method or ([] if args.pipeline else ["single-hop"])),
             pipelines=list(args.pipeline),
             k=list(args.k),
@@ -151,7 +172,10 @@ def command(args: argparse.Namespace) -> int:
             embedding_cache=args.embedding_cache,
             cache_embeddings=args.cache_embeddings,
             per_k=args.per_k,
+            generated=args.generated_questions,
             questions=args.questions,
+            catalog=args.catalog,
+            catalog_format=args.catalog_format,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             output=args.output,
@@ -166,9 +190,17 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _benchmark(o: EvalOptions) -> Benchmark:
-    from tabret.benchmarks import load_benchmark
+    from tabret.benchmarks import load_benchmark, questions_benchmark
 
-    bench = load_benchmark(o.benchmark, o.data_dir)
+    if o.questions is not None:
+        if o.catalog is None:
+            raise ValueError("--questions needs --catalog (the catalog its gold tables are in)")
+        catalog = LOADERS[o.catalog_format](o.catalog)
+        bench = questions_benchmark(o.questions, catalog)
+    else:
+        if o.catalog is not None:
+            raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
+        bench = load_benchmark(o.benchmark, o.data_dir)
     if o.recorded_only:
         bench = _murre.recorded_only(bench, o.data_dir)
     if o.level == "column" and not bench.column_questions:
@@ -202,8 +234,8 @@ def _generated(index: TableIndex, questions: str) -> GeneratedQuestions:
 def _inputs(
     method: Method[Any], o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
 ) -> Inputs:
-    """What ``method`` needs: --questions, or the join graph and JAR's recordings."""
-    questions = _generated(index, o.questions) if "questions" in method.needs else None
+    """What ``method`` needs: --generated-questions, or the join graph and JAR's recordings."""
+    questions = _generated(index, o.generated) if "questions" in method.needs else None
     if join is None or "join-graph" not in method.needs:
         return Inputs(questions=questions)
     return Inputs(llm=join.llm, graph=join.graph, questions=questions)
@@ -287,15 +319,31 @@ def _runs(
 
 
 def run(o: EvalOptions) -> int:
+    from tabret.benchmarks import database_benchmarks
+    from tabret.eval import merge_results
+
+    _check_level(o)
+    print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
+    bench = _benchmark(o)
+    embedder = _embedder(o)
+    per_k = o.per_k or "jar-exact" in _stage_names(o) or True in o.join.closure
+    if bench.per_database:
+        # an index per database: each question ranks its own database's tables only
+        parts = [_evaluate(o, part, embedder, per_k) for part in database_benchmarks(bench)]
+        results = [merge_results(rs, bench) for rs in zip(*parts, strict=True)]
+    else:
+        results = _evaluate(o, bench, embedder, per_k)
+    _report(o, results, bench, per_k=per_k)
+    return 0
+
+
+def _evaluate(o: EvalOptions, bench: Benchmark, embedder: object, per_k: bool) -> list[EvalResult]:
+    """Every method and pipeline over an index of ``bench``'s catalog."""
     from tabret.eval import evaluate
     from tabret.index import TableIndex
     from tabret.murre import MurreRetriever
 
-    _check_level(o)
     column_level = o.level == "column"
-    print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
-    bench = _benchmark(o)
-    embedder = _embedder(o)
     index = TableIndex.build(
         bench.catalog,
         embedder,  # type: ignore[arg-type]
@@ -304,9 +352,7 @@ def run(o: EvalOptions) -> int:
         progress=not o.quiet,
     )
     results, runs = _runs(o, index, bench, embedder)
-    closure = o.join.closure
-    per_k = o.per_k or "jar-exact" in _stage_names(o) or True in closure
-    for (label, base), with_closure in [(r, c) for r in runs for c in closure]:
+    for (label, base), with_closure in [(r, c) for r in runs for c in o.join.closure]:
         retriever = _with_closure(base, o) if with_closure else base
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
@@ -324,8 +370,7 @@ def run(o: EvalOptions) -> int:
         if isinstance(base, MurreRetriever):
             out = sys.stderr if o.json else sys.stdout
             _murre.report_cost(base, label, len(bench.questions), out)
-    _report(o, results, bench, per_k=per_k)
-    return 0
+    return results
 
 
 def _with_closure(base: BaseRetriever, o: EvalOptions) -> BaseRetriever:
