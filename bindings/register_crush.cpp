@@ -60,8 +60,11 @@ void register_crush(py::module_& m) {
         }),
         py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
         py::arg("probe") = "question", py::arg("candidates") = "union",
-        py::arg("candidate_depth") = 100, py::arg("objective") = "paper", py::arg("entropy") = true,
-        py::arg("connectivity") = true, py::arg("lam") = 1.0f, py::arg("gamma") = 0.01f);
+        py::arg("candidate_depth") = crush_options{}.candidate_depth,
+        py::arg("objective") = "paper", py::arg("entropy") = crush_options{}.entropy,
+        py::arg("connectivity") = crush_options{}.connectivity,
+        py::arg("lam") = crush_options{}.edges.lambda,
+        py::arg("gamma") = crush_options{}.edges.gamma);
     def_retrieve(crush);
 }
 

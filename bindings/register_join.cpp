@@ -57,6 +57,11 @@ any_rewriter to_rewriter(const py::object& obj) {
         "rewriter must be a DecompositionRewriter or a RecordedRewriter, got {}", type_name(obj)));
 }
 
+/// JAR's five weights as Python sees them, [w1..w5].
+std::vector<float> to_vector(const jar_weights& w) {
+    return {w.fine, w.coverage, w.join, w.coarse, w.assignments};
+}
+
 connectivity to_connectivity(const std::string& s) {
     return choice<connectivity>("connectivity", s,
                                 {{"soft", connectivity::soft}, {"strict", connectivity::strict}});
@@ -222,8 +227,10 @@ void register_selectors(py::module_& m) {
                 greedy_join_options{candidates, {coarse, coverage, join}}, first);
         }),
         py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-        py::arg("rewriter"), py::arg("candidates") = 20, py::arg("coarse") = 4.0f,
-        py::arg("coverage") = 2.0f, py::arg("join") = 1.0f, py::arg("first") = py::none());
+        py::arg("rewriter"), py::arg("candidates") = greedy_join_options{}.candidates,
+        py::arg("coarse") = greedy_weights{}.coarse,
+        py::arg("coverage") = greedy_weights{}.coverage, py::arg("join") = greedy_weights{}.join,
+        py::arg("first") = py::none());
     def_retrieve(greedy);
 
     py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
@@ -242,8 +249,8 @@ void register_selectors(py::module_& m) {
                       first);
               }),
               py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-              py::arg("rewriter"), py::arg("candidates") = 20,
-              py::arg("weights") = std::vector<float>{2, 8, 1, 10, 1},
+              py::arg("rewriter"), py::arg("candidates") = jar_exact_options{}.candidates,
+              py::arg("weights") = to_vector(jar_exact_options{}.weights),
               py::arg("connectivity") = "soft", py::arg("first") = py::none());
     def_retrieve(exact);
 
@@ -291,8 +298,8 @@ void register_selectors(py::module_& m) {
                      [](const auto& i, const auto&) { return fk_graph(i->catalog()); },
                      std::move(index), closure_options{budget, max_between, to_mode(mode)});
              }),
-             py::arg("index"), py::arg("budget") = 2, py::arg("max_between") = 2,
-             py::arg("mode") = "append")
+             py::arg("index"), py::arg("budget") = closure_options{}.budget,
+             py::arg("max_between") = closure_options{}.max_between, py::arg("mode") = "append")
         .def(
             "apply",
             [](const py_closure& c, const std::vector<retrieval>& results, std::size_t k) {

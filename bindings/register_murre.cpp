@@ -98,10 +98,13 @@ void register_murre(py::module_& m) {
                      std::move(index), to_embedder(embed, name), to_rewriter(rewriter));
              }),
              py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("rewriter"),
-             py::arg("beam") = 5, py::arg("hops") = 3, py::arg("per_beam") = 0,
-             py::arg("rerank_top") = 0, py::arg("per_line_max") = false,
-             py::arg("any_beam_stop") = false, py::arg("early_stop") = true,
-             py::arg("removal") = true, py::arg("scoring") = "paper")
+             py::arg("beam") = murre_options{}.beam, py::arg("hops") = murre_options{}.hops,
+             py::arg("per_beam") = murre_options{}.per_beam,
+             py::arg("rerank_top") = murre_options{}.rerank_top,
+             py::arg("per_line_max") = murre_options{}.per_line_max,
+             py::arg("any_beam_stop") = murre_options{}.any_beam_stop,
+             py::arg("early_stop") = murre_options{}.early_stop,
+             py::arg("removal") = murre_options{}.removal, py::arg("scoring") = "paper")
         // Not def_retrieve: MURRE ranks tables only, so its retrieve takes no k_columns.
         .def(
             "retrieve",

@@ -63,8 +63,9 @@ void register_retrieval(py::module_& m) {
                       std::move(index), to_embedder(embed, name));
               }),
               py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
-              py::arg("hybrid") = false, py::arg("fusion") = "rrf", py::arg("alpha") = 0.5,
-              py::arg("fusion_depth") = 100);
+              py::arg("hybrid") = dense_options{}.hybrid, py::arg("fusion") = "rrf",
+              py::arg("alpha") = dense_options{}.fusion.alpha,
+              py::arg("fusion_depth") = dense_options{}.fusion_depth);
     def_retrieve(dense);
 
     py::class_<py_bm25_retriever, std::shared_ptr<py_bm25_retriever>> bm25(m, "BM25Retriever");

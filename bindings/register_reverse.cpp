@@ -111,7 +111,7 @@ void register_reverse(py::module_& m) {
                 std::move(index), std::move(questions), to_embedder(embed, name));
         }),
         py::arg("index"), py::arg("questions"), py::arg("embed"), py::arg("embedder_name"),
-        py::arg("reranker") = py::none(), py::arg("candidates") = 40);
+        py::arg("reranker") = py::none(), py::arg("candidates") = reverse_options{}.candidates);
     def_retrieve(reverse);
 
     m.def(
