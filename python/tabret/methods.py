@@ -29,7 +29,13 @@ from typing import Any, Generic, Literal, TypeVar, cast
 from tabret import _core
 from tabret.adaptive import AdaptiveRetriever, SimilarityScorer, ThresholdRule
 from tabret.crush import CrushCandidates, CrushObjective, CrushRetriever, ProbeContext
-from tabret.index import BaseRetriever, DenseRetriever, LexicalRetriever, TableIndex
+from tabret.index import (
+    BaseRetriever,
+    DenseRetriever,
+    LexicalRetriever,
+    TableIndex,
+    _NativeRetriever,
+)
 from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
 from tabret.llms import CallableLLM
 from tabret.murre import MurreRetriever
@@ -214,6 +220,8 @@ class Method(Generic[OptionsT]):
     takes_first: bool = False
     #: Searches the index's column vectors (the index must be built with ``columns=True``).
     column_index: bool = False
+    #: Its answer for k is not a prefix of its answer for a larger k: evaluated one run per k.
+    per_k: bool = False
 
     @property
     def display(self) -> str:
@@ -441,6 +449,7 @@ _ALL: list[Method[Any]] = [
         offline=_JOIN_OFFLINE,
         columns=True,
         takes_first=True,
+        per_k=True,
     ),
     _murre_variant(
         "murre", "MURRE", "MURRE multi-hop beam search with removal rewrites", MurreOptions
@@ -492,7 +501,7 @@ _ALL: list[Method[Any]] = [
 ]
 
 
-class NativeMethodRetriever(BaseRetriever):
+class NativeMethodRetriever(_NativeRetriever):
     """The retriever of a method defined in C++ (``bindings/methods/``), built with ``options``
     (a dataclass made from the method's C++ defaults) over ``first`` when it takes one."""
 
@@ -513,9 +522,6 @@ class NativeMethodRetriever(BaseRetriever):
             asdict(cast(Any, options)),
         )
 
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        return self._core.retrieve(batch, k, k_columns)
-
 
 def _native(method: _core.NativeMethod) -> Method[Any]:
     """A registry entry for a method defined in C++: its options dataclass has the C++
@@ -525,6 +531,8 @@ def _native(method: _core.NativeMethod) -> Method[Any]:
         [(k, type(v), field(default=v)) for k, v in method.defaults().items()],
         frozen=True,
     )
+    if method.kind not in ("first", "select", "post"):
+        raise ImportError(f"native method {method.name}: unknown stage kind '{method.kind}'")
     takes_first = method.kind != "first"
 
     def build(index: TableIndex, inputs: Inputs, opts: object) -> BaseRetriever:

@@ -208,7 +208,7 @@ def gold_tables(sql: str, dialect: str, table_names: Sequence[str]) -> GoldTable
     """The gold of ``sql`` among one database's tables (their ``table_fullname``s)."""
     try:
         refs = sql_table_names(sql, dialect)
-    except Exception as err:  # sqlglot's ParseError, TokenError, OptimizeError …
+    except _sqlglot().errors.SqlglotError as err:  # ParseError, TokenError, OptimizeError …
         return GoldTables(problem=f"parse failure ({type(err).__name__})")
     if not refs:
         return GoldTables(problem="no table in the SQL")

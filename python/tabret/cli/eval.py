@@ -326,7 +326,7 @@ def run(o: EvalOptions) -> int:
     print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
     bench = _benchmark(o)
     embedder = _embedder(o)
-    per_k = o.per_k or "jar-exact" in _stage_names(o) or True in o.join.closure
+    per_k = o.per_k or any(METHODS[m].per_k for m in _stage_names(o)) or True in o.join.closure
     if bench.per_database:
         # an index per database: each question ranks its own database's tables only
         parts = [_evaluate(o, part, embedder, per_k) for part in database_benchmarks(bench)]
