@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <fmt/format.h>
+#include <fmt/core.h>
 
 #include "tabret/text/utf8.hpp"
 

@@ -6,9 +6,6 @@
 #include <string_view>
 #include <vector>
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include "tabret/catalog.hpp"
 
 namespace tabret {
@@ -28,62 +25,14 @@ enum class table_format {
 
 namespace detail {
 
+/// The name @p style picks.
 inline const std::string& pick(const std::string& original, const std::string& natural,
                                name_style style) {
     return style == name_style::natural ? natural : original;
 }
 
-inline bool is_plain_identifier(std::string_view s) {
-    if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
-    for (char c : s)
-        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
-    return true;
-}
-
 /// Double-quotes an identifier when SQL would need it.
-inline std::string quote_identifier(std::string_view s) {
-    if (is_plain_identifier(s)) return std::string(s);
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"') out.push_back('"');
-        out.push_back(c);
-    }
-    out.push_back('"');
-    return out;
-}
-
-inline std::vector<std::string> column_names(const catalog& cat, table_id t, name_style style) {
-    std::vector<std::string> names;
-    for (auto c : cat.table(t).columns) {
-        const auto& col = cat.column(c);
-        names.push_back(pick(col.name, col.nl_name, style));
-    }
-    return names;
-}
-
-inline std::string table_ddl(const catalog& cat, table_id t) {
-    const auto& tb = cat.table(t);
-    std::vector<std::string> lines;
-    for (auto c : tb.columns) {
-        const auto& col = cat.column(c);
-        lines.push_back(col.type.empty()
-                            ? fmt::format("  {}", quote_identifier(col.name))
-                            : fmt::format("  {} {}", quote_identifier(col.name), col.type));
-    }
-    auto quoted = [&](column_id c) { return quote_identifier(cat.column(c).name); };
-    if (!tb.primary_key.empty()) {
-        std::vector<std::string> key;
-        for (auto c : tb.primary_key) key.push_back(quoted(c));
-        lines.push_back(fmt::format("  PRIMARY KEY ({})", fmt::join(key, ", ")));
-    }
-    for (const auto& fk : cat.foreign_keys_from(t)) {
-        const auto& to = cat.column(fk.to);
-        lines.push_back(fmt::format("  FOREIGN KEY ({}) REFERENCES {} ({})", quoted(fk.from),
-                                    quote_identifier(cat.table(to.table).name), quoted(fk.to)));
-    }
-    return fmt::format("CREATE TABLE {} (\n{}\n);", quote_identifier(tb.name),
-                       fmt::join(lines, ",\n"));
-}
+std::string quote_identifier(std::string_view s);
 
 }  // namespace detail
 
@@ -91,43 +40,18 @@ inline std::string table_ddl(const catalog& cat, table_id t) {
  * @brief One table as text in the given format. Thread-safe.
  * @throws schema_error for an unknown table id.
  */
-inline std::string serialize_table(const catalog& cat, table_id t,
-                                   table_format format = table_format::signature,
-                                   name_style style = name_style::natural) {
-    const auto& tb = cat.table(t);
-    const auto& db = cat.database(tb.database).name;
-    const auto& name = detail::pick(tb.name, tb.nl_name, style);
-    switch (format) {
-        case table_format::signature:
-            return fmt::format("{}.{}({})", db, name,
-                               fmt::join(detail::column_names(cat, t, style), ", "));
-        case table_format::words:
-            return fmt::format("{} {} {}", db, name,
-                               fmt::join(detail::column_names(cat, t, style), " "));
-        case table_format::ddl:
-            return detail::table_ddl(cat, t);
-    }
-    throw error("unknown table_format");
-}
+std::string serialize_table(const catalog& cat, table_id t,
+                            table_format format = table_format::signature,
+                            name_style style = name_style::natural);
 
 /**
  * @brief `db.table.column` for one column. Thread-safe.
  * @throws schema_error for an unknown column id.
  */
-inline std::string serialize_column(const catalog& cat, column_id c,
-                                    name_style style = name_style::natural) {
-    const auto& col = cat.column(c);
-    const auto& tb = cat.table(col.table);
-    return fmt::format("{}.{}.{}", cat.database(tb.database).name,
-                       detail::pick(tb.name, tb.nl_name, style),
-                       detail::pick(col.name, col.nl_name, style));
-}
+std::string serialize_column(const catalog& cat, column_id c,
+                             name_style style = name_style::natural);
 
 /** @brief `CREATE TABLE` statements of every table of database @p db, in declaration order. */
-inline std::string serialize_database_ddl(const catalog& cat, database_id db) {
-    std::vector<std::string> out;
-    for (auto t : cat.database(db).tables) out.push_back(detail::table_ddl(cat, t));
-    return fmt::format("{}\n", fmt::join(out, "\n\n"));
-}
+std::string serialize_database_ddl(const catalog& cat, database_id db);
 
 }  // namespace tabret

@@ -60,5 +60,6 @@
 #include "tabret/scoring/similarity_window_scorer.hpp"
 #include "tabret/scoring/window_scorer.hpp"
 #include "tabret/serialize.hpp"
+#include "tabret/table_search.hpp"
 #include "tabret/text/tokenize.hpp"
 #include "tabret/version.hpp"

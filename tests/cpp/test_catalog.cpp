@@ -82,3 +82,29 @@ TEST_CASE("foreign_keys_from lists the keys leaving a table", "[catalog]") {
     CHECK(cat.foreign_keys_from(1) == std::vector<foreign_key>{{3, 0}});
     CHECK(cat.foreign_keys_from(0).empty());
 }
+
+TEST_CASE("equality compares foreign keys per table, not their order across tables", "[catalog]") {
+    // Two tables a and b, each with a key to c; declared a-then-b in one catalog, b-then-a in
+    // the other (catalog JSON lists keys per table, so a saved and loaded catalog is the second).
+    const auto make = [](bool a_first, bool swap_within_a) {
+        catalog cat;
+        const auto db = cat.add_database("d");
+        const auto a = cat.add_table(db, "a");
+        const auto a1 = cat.add_column(a, "c1");
+        const auto a2 = cat.add_column(a, "c2");
+        const auto b = cat.add_table(db, "b");
+        const auto b1 = cat.add_column(b, "c1");
+        const auto c = cat.add_table(db, "c");
+        const auto c1 = cat.add_column(c, "id");
+        const auto keys_of_a = [&] {
+            cat.add_foreign_key(swap_within_a ? a2 : a1, c1);
+            cat.add_foreign_key(swap_within_a ? a1 : a2, c1);
+        };
+        if (a_first) keys_of_a();
+        cat.add_foreign_key(b1, c1);
+        if (!a_first) keys_of_a();
+        return cat;
+    };
+    CHECK(make(true, false) == make(false, false));
+    CHECK_FALSE(make(true, false) == make(true, true));
+}
