@@ -1,6 +1,7 @@
 // tabret::catalog and its records. Records are returned as copies (they are small and immutable).
 #include <tabret/catalog.hpp>
 #include <tabret/serialize.hpp>
+#include <tabret/text/segment.hpp>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -111,6 +112,29 @@ void register_catalog(py::module_& m) {
                                c.databases().size(), c.tables().size(), c.columns().size(),
                                c.foreign_keys().size());
         });
+
+    constexpr segment_options segment_defaults{};
+    py::class_<word_segmenter>(m, "WordSegmenter",
+                               "Splits concatenated words by a frequency-ordered word list.")
+        .def(py::init([](const std::vector<std::string>& words, double word_penalty,
+                         std::size_t short_rank, std::size_t rare_rank, std::size_t min_length) {
+                 return word_segmenter(words, {word_penalty, short_rank, rare_rank, min_length});
+             }),
+             py::arg("words"), py::arg("word_penalty") = segment_defaults.word_penalty,
+             py::arg("short_rank") = segment_defaults.short_rank,
+             py::arg("rare_rank") = segment_defaults.rare_rank,
+             py::arg("min_length") = segment_defaults.min_length)
+        .def("split", &word_segmenter::split, py::arg("token"))
+        .def("known", &word_segmenter::known, py::arg("word"))
+        .def(
+            "natural_name",
+            [](const word_segmenter& s, std::string_view identifier) {
+                return segmented_natural_name(identifier, s);
+            },
+            py::arg("identifier"))
+        .def("__len__", &word_segmenter::size);
+    m.def("with_segmented_names", &with_segmented_names, py::arg("catalog"), py::arg("segmenter"),
+          py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace tabret::bindings

@@ -61,5 +61,6 @@
 #include "tabret/scoring/window_scorer.hpp"
 #include "tabret/serialize.hpp"
 #include "tabret/table_search.hpp"
+#include "tabret/text/segment.hpp"
 #include "tabret/text/tokenize.hpp"
 #include "tabret/version.hpp"

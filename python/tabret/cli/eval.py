@@ -48,6 +48,7 @@ class EvalOptions:
     questions: str | None
     catalog: str | None
     catalog_format: str
+    identifiers: Literal["declared", "split"]
     data_dir: Path | None
     recorded_only: bool
     output: str | None
@@ -95,6 +96,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         choices=sorted(LOADERS),
         help="what --catalog is (default: json, tabret's catalog JSON as `tabret catalog` "
         "writes it)",
+    )
+    p.add_argument(
+        "--identifiers",
+        default="declared",
+        choices=["declared", "split"],
+        help="natural names as the catalog derives them (declared, default), or with "
+        "concatenated words split (split: `invoicelines` -> invoice lines; needs wordninja, "
+        "tabret.identifiers); names the schema gives are kept either way",
     )
     p.add_argument(
         "--method",
@@ -176,6 +185,7 @@ def command(args: argparse.Namespace) -> int:
             questions=args.questions,
             catalog=args.catalog,
             catalog_format=args.catalog_format,
+            identifiers=args.identifiers,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             output=args.output,
@@ -201,6 +211,10 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         if o.catalog is not None:
             raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
         bench = load_benchmark(o.benchmark, o.data_dir)
+    if o.identifiers == "split":
+        from tabret.identifiers import segment_names
+
+        bench = replace(bench, catalog=segment_names(bench.catalog))
     if o.recorded_only:
         bench = _murre.recorded_only(bench, o.data_dir)
     if o.level == "column" and not bench.column_questions:

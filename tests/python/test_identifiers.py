@@ -1,0 +1,104 @@
+"""Identifier segmentation: wordninja's word list through the C++ segmenter, catalogs renamed,
+and `tabret eval --identifiers split` on a catalog of concatenated identifiers."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tabret import Catalog, SchemaError
+from tabret.cli import main
+from tabret.identifiers import WordSegmenter, default_segmenter, segment_names, split, word_list
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+pytest.importorskip("wordninja")
+
+
+def test_word_list_is_wordninjas_most_frequent_first() -> None:
+    words = word_list()
+    assert len(words) > 100_000
+    assert words[:3] == ("the", "of", "in")
+
+
+@pytest.mark.parametrize(
+    ("identifier", "natural"),
+    [
+        ("ACCOUNTHOLDERNAME", "account holder name"),
+        ("invoicelines", "invoice lines"),
+        ("CurrencyRateID", "currency rate id"),
+        ("raceimputationflag", "race imputation flag"),
+        ("subsector_code", "sub sector code"),
+        # Kept whole: words, inflections, no confident split.
+        ("quartile", "quartile"),
+        ("versioned", "versioned"),
+        ("unsellable", "unsellable"),
+        ("cpsaat18", "cpsaat18"),
+        ("ga_sessions_20170801", "ga sessions 20170801"),
+    ],
+)
+def test_natural_names_of_identifiers(identifier: str, natural: str) -> None:
+    assert default_segmenter().natural_name(identifier) == natural
+
+
+def test_own_word_list_and_options() -> None:
+    words = ["in", "voice", "lines", "invoice"]
+    assert split("invoicelines", words) == ["invoice", "lines"]
+    assert WordSegmenter(words, word_penalty=0.0).split("invoicelines") == ["in", "voice", "lines"]
+    assert WordSegmenter(words, min_length=20).split("invoicelines") == ["invoicelines"]
+    with pytest.raises(Exception, match="empty word list"):
+        WordSegmenter([])
+
+
+def _catalog() -> Catalog:
+    cat = Catalog()
+    db = cat.add_database("BANK")
+    t = cat.add_table(db, "ACCOUNTHOLDER", "", "people with accounts")
+    key = cat.add_column(t, "ACCOUNTHOLDERID", "int")
+    cat.add_column(t, "CTRY", "text", "country of residence")
+    cat.set_primary_key(t, [key])
+    u = cat.add_table(db, "INVOICELINES")
+    cat.add_foreign_key(cat.add_column(u, "ACCOUNTHOLDERID", "int"), key)
+    cat.add_column(u, "UNITPRICE", "real")
+    return cat
+
+
+def test_segment_names_keeps_ids_keys_and_given_names() -> None:
+    cat = _catalog()
+    out = segment_names(cat)
+    assert isinstance(out, Catalog)
+    assert [t.nl_name for t in out.tables] == ["account holder", "invoice lines"]
+    assert [c.nl_name for c in out.columns] == [
+        "account holder id",
+        "country of residence",
+        "account holder id",
+        "unit price",
+    ]
+    assert out.table(0).description == "people with accounts"
+    assert [t.primary_key for t in out.tables] == [t.primary_key for t in cat.tables]
+    assert out.foreign_keys == cat.foreign_keys
+    assert [c.name for c in out.columns] == [c.name for c in cat.columns]
+    # The input is unchanged, and a second pass changes nothing.
+    assert cat.table(0).nl_name == "accountholder"
+    assert segment_names(out) == out
+    with pytest.raises(SchemaError):
+        cat.add_table(0, "ACCOUNTHOLDER")
+
+
+def test_cli_eval_identifiers_split(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """BM25 matches question words only against split identifiers."""
+    catalog = tmp_path / "bank.json"
+    _catalog().save_json(catalog)
+    questions = tmp_path / "q.jsonl"
+    line = {"question": "unit price of invoice lines", "gold_tables": ["BANK.INVOICELINES"]}
+    questions.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    base = ["eval", "--questions", str(questions), "--catalog", str(catalog), "--quiet"]
+    base += ["--embedder", "hashing", "--method", "bm25", "--k", "1", "--json"]
+    complete = {}
+    for mode in ["declared", "split"]:
+        assert main([*base, "--identifiers", mode]) == 0
+        complete[mode] = json.loads(capsys.readouterr().out)[0]["complete_recall"]["1"]
+    assert complete == {"declared": 0.0, "split": 100.0}
