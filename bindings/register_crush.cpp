@@ -15,6 +15,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "defaults.hpp"
 #include "owner.hpp"
 #include "register.hpp"
 
@@ -32,7 +33,8 @@ using py_crush_retriever =
 
 void register_crush(py::module_& m) {
     py::class_<py_crush_retriever, std::shared_ptr<py_crush_retriever>> crush(m, "CrushRetriever");
-    crush.def(
+    def_init(
+        crush,
         py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
                     const std::string& name, const py::object& rewriter, const std::string& probe,
                     const std::string& candidates, std::size_t candidate_depth,

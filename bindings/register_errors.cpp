@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "callbacks.hpp"
 #include "register.hpp"
 
 namespace py = pybind11;
@@ -26,13 +27,6 @@ py::handle new_exception(py::module_& m, const char* name, py::tuple bases, cons
     if (!type) throw py::error_already_set();
     m.attr(name) = type;
     return type.release();  // the module keeps it alive; no decref after finalisation
-}
-
-/// A str from bytes that may not be valid UTF-8 (an LLM answer): bad bytes become U+FFFD.
-py::object lenient_str(const std::string& s) {
-    auto* obj = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
-    if (obj == nullptr) throw py::error_already_set();
-    return py::reinterpret_steal<py::object>(obj);
 }
 
 }  // namespace

@@ -9,11 +9,11 @@
 #include <tabret/retrieval/post/join_closure.hpp>
 #include <tabret/retrieval/select/greedy_join_retriever.hpp>
 #include <tabret/retrieval/select/jar_exact.hpp>
+#include <tabret/rewriting/callback_rewriter.hpp>
 #include <tabret/rewriting/llm_rewriters.hpp>
 #include <tabret/rewriting/replay_llm.hpp>
 #include <tabret/saved_index.hpp>
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,6 +25,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "defaults.hpp"
 #include "owner.hpp"
 #include "register.hpp"
 
@@ -35,26 +36,13 @@ namespace tabret::bindings {
 namespace {
 
 /// A decomposition rewriter from Python: a native DecompositionRewriter or RecordedRewriter
-/// (called without the GIL), held as one C++ QueryRewriter.
-struct any_rewriter {
-    std::function<std::vector<rewrite_result>(std::span<const rewrite_request>)> fn;
-    [[nodiscard]] std::vector<rewrite_result> rewrite(std::span<const rewrite_request> r) const {
-        return fn(r);
-    }
-};
-
-template <class R>
-any_rewriter hold(std::shared_ptr<R> r) {
-    return {[r = std::move(r)](std::span<const rewrite_request> req) { return r->rewrite(req); }};
-}
-
-any_rewriter to_rewriter(const py::object& obj) {
-    if (py::isinstance<decomposition_rewriter>(obj))
-        return hold(obj.cast<std::shared_ptr<decomposition_rewriter>>());
-    if (py::isinstance<recorded_rewriter>(obj))
-        return hold(obj.cast<std::shared_ptr<recorded_rewriter>>());
-    throw py::type_error(fmt::format(
-        "rewriter must be a DecompositionRewriter or a RecordedRewriter, got {}", type_name(obj)));
+/// (called without the GIL), as to_rewriter makes it.
+callback_rewriter to_decomposition_rewriter(const py::object& obj) {
+    if (!py::isinstance<decomposition_rewriter>(obj) && !py::isinstance<recorded_rewriter>(obj))
+        throw py::type_error(
+            fmt::format("rewriter must be a DecompositionRewriter or a RecordedRewriter, got {}",
+                        type_name(obj)));
+    return to_rewriter(obj);
 }
 
 /// JAR's five weights as Python sees them, [w1..w5].
@@ -80,9 +68,10 @@ any_first_stage to_first_stage(const py::object& first) {
 
 /// A join retriever with the index, graph, embedder and rewriter it refers to.
 template <template <class, class, class> class Retriever>
-using py_join_retriever = owner<Retriever<callback_embedder, any_rewriter, any_first_stage>,
-                                std::shared_ptr<const table_index>,
-                                std::shared_ptr<const join_graph>, callback_embedder, any_rewriter>;
+using py_join_retriever =
+    owner<Retriever<callback_embedder, callback_rewriter, any_first_stage>,
+          std::shared_ptr<const table_index>, std::shared_ptr<const join_graph>, callback_embedder,
+          callback_rewriter>;
 
 using py_greedy = py_join_retriever<greedy_join_retriever>;
 using py_exact = py_join_retriever<jar_exact_retriever>;
@@ -96,10 +85,11 @@ std::shared_ptr<py_join_retriever<Retriever>> make_join_retriever(
     return std::make_shared<py_join_retriever<Retriever>>(
         [&, stage = to_first_stage(first)](const auto& i, const auto& g, const auto& e,
                                            const auto& r) mutable {
-            return Retriever<callback_embedder, any_rewriter, any_first_stage>(
+            return Retriever<callback_embedder, callback_rewriter, any_first_stage>(
                 *i, *g, e, r, options, std::move(stage));
         },
-        std::move(index), std::move(graph), to_embedder(embed, name), to_rewriter(rewriter));
+        std::move(index), std::move(graph), to_embedder(embed, name),
+        to_decomposition_rewriter(rewriter));
 }
 
 /// Database routing over a Python first stage, with the index whose catalog it reads.
@@ -141,34 +131,36 @@ void register_graph(py::module_& m) {
         .def_readonly("to_column", &join_edge::to)
         .def_readonly("declared", &join_edge::declared);
 
-    py::class_<join_graph, std::shared_ptr<join_graph>>(m, "JoinGraph")
-        .def_static(
-            "build",
-            [](const std::shared_ptr<const table_index>& index, const py::object& embed,
-               const std::string& name, const std::optional<column_stats_table>& stats,
-               const std::string& names, double default_uniqueness, std::size_t batch_size,
-               std::size_t exhaustive_max_tables, std::size_t max_block_tables,
-               std::size_t max_edges_per_table) {
-                join_graph_options o;
-                o.names = to_name_style(names);
-                o.compatibility.default_uniqueness = default_uniqueness;
-                o.batch_size = batch_size;
-                o.exhaustive_max_tables = exhaustive_max_tables;
-                o.max_block_tables = max_block_tables;
-                o.max_edges_per_table = max_edges_per_table;
-                auto embedder = to_embedder(embed, name);
-                const column_stats_table none;
-                py::gil_scoped_release release;
-                const interrupt_scope interruptible(python_interrupt());
-                return std::make_shared<join_graph>(
-                    join_graph::build(index->catalog(), embedder, name, stats ? *stats : none, o));
-            },
-            py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
-            py::arg("stats") = py::none(), py::arg("names") = "natural",
-            py::arg("default_uniqueness") = 0.5, py::arg("batch_size") = 512,
-            py::arg("exhaustive_max_tables") = join_graph_options{}.exhaustive_max_tables,
-            py::arg("max_block_tables") = join_graph_options{}.max_block_tables,
-            py::arg("max_edges_per_table") = join_graph_options{}.max_edges_per_table)
+    py::class_<join_graph, std::shared_ptr<join_graph>> graph(m, "JoinGraph");
+    def_static_with_defaults(
+        graph, "build",
+        [](const std::shared_ptr<const table_index>& index, const py::object& embed,
+           const std::string& name, const std::optional<column_stats_table>& stats,
+           const std::string& names, double default_uniqueness, std::size_t batch_size,
+           std::size_t exhaustive_max_tables, std::size_t max_block_tables,
+           std::size_t max_edges_per_table) {
+            join_graph_options o;
+            o.names = to_name_style(names);
+            o.compatibility.default_uniqueness = default_uniqueness;
+            o.batch_size = batch_size;
+            o.exhaustive_max_tables = exhaustive_max_tables;
+            o.max_block_tables = max_block_tables;
+            o.max_edges_per_table = max_edges_per_table;
+            auto embedder = to_embedder(embed, name);
+            const column_stats_table none;
+            py::gil_scoped_release release;
+            const interrupt_scope interruptible(python_interrupt());
+            return std::make_shared<join_graph>(
+                join_graph::build(index->catalog(), embedder, name, stats ? *stats : none, o));
+        },
+        py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("stats") = py::none(),
+        py::arg("names") = "natural",
+        py::arg("default_uniqueness") = join_graph_options{}.compatibility.default_uniqueness,
+        py::arg("batch_size") = join_graph_options{}.batch_size,
+        py::arg("exhaustive_max_tables") = join_graph_options{}.exhaustive_max_tables,
+        py::arg("max_block_tables") = join_graph_options{}.max_block_tables,
+        py::arg("max_edges_per_table") = join_graph_options{}.max_edges_per_table);
+    graph
         .def_static(
             "load",
             [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index) {
@@ -217,7 +209,8 @@ void register_saved(py::module_& m) {
 
 void register_selectors(py::module_& m) {
     py::class_<py_greedy, std::shared_ptr<py_greedy>> greedy(m, "GreedyJoinRetriever");
-    greedy.def(
+    def_init(
+        greedy,
         py::init([](std::shared_ptr<const table_index> index,
                     std::shared_ptr<const join_graph> graph, const py::object& embed,
                     const std::string& name, const py::object& rewriter, std::size_t candidates,
@@ -234,24 +227,25 @@ void register_selectors(py::module_& m) {
     def_retrieve(greedy);
 
     py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
-    exact.def(py::init([](std::shared_ptr<const table_index> index,
-                          std::shared_ptr<const join_graph> graph, const py::object& embed,
-                          const std::string& name, const py::object& rewriter,
-                          std::size_t candidates, const std::vector<float>& w,
-                          const std::string& connected, const py::object& first) {
-                  if (w.size() != 5)
-                      throw py::value_error(
-                          fmt::format("weights must be five numbers [w1..w5], got {}", w.size()));
-                  return make_join_retriever<jar_exact_retriever>(
-                      std::move(index), std::move(graph), embed, name, rewriter,
-                      jar_exact_options{
-                          candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)},
-                      first);
-              }),
-              py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-              py::arg("rewriter"), py::arg("candidates") = jar_exact_options{}.candidates,
-              py::arg("weights") = to_vector(jar_exact_options{}.weights),
-              py::arg("connectivity") = "soft", py::arg("first") = py::none());
+    def_init(exact,
+             py::init([](std::shared_ptr<const table_index> index,
+                         std::shared_ptr<const join_graph> graph, const py::object& embed,
+                         const std::string& name, const py::object& rewriter,
+                         std::size_t candidates, const std::vector<float>& w,
+                         const std::string& connected, const py::object& first) {
+                 if (w.size() != 5)
+                     throw py::value_error(
+                         fmt::format("weights must be five numbers [w1..w5], got {}", w.size()));
+                 return make_join_retriever<jar_exact_retriever>(
+                     std::move(index), std::move(graph), embed, name, rewriter,
+                     jar_exact_options{
+                         candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)},
+                     first);
+             }),
+             py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
+             py::arg("rewriter"), py::arg("candidates") = jar_exact_options{}.candidates,
+             py::arg("weights") = to_vector(jar_exact_options{}.weights),
+             py::arg("connectivity") = "soft", py::arg("first") = py::none());
     def_retrieve(exact);
 
     py::class_<routing_options>(m, "RoutingOptions", "Database routing's options (defaults).")
@@ -276,23 +270,25 @@ void register_selectors(py::module_& m) {
     def_retrieve(router);
 
     py::class_<py_fused, std::shared_ptr<py_fused>> fused(m, "FusedRetriever");
-    fused.def(py::init([](const py::object& a, const py::object& b, const std::string& mode,
-                          double alpha, double rrf_k, std::size_t depth) {
-                  fused_options o;
-                  o.fusion.mode = to_fusion(mode);
-                  o.fusion.alpha = alpha;
-                  o.fusion.rrf_k = rrf_k;
-                  o.depth = depth;
-                  return std::make_shared<py_fused>(
-                      [&] { return fused_retriever(python_retriever(a), python_retriever(b), o); });
-              }),
-              py::arg("a"), py::arg("b"), py::arg("mode") = "rrf",
-              py::arg("alpha") = fusion_params{}.alpha, py::arg("rrf_k") = fusion_params{}.rrf_k,
-              py::arg("depth") = fused_options{}.depth);
+    def_init(fused,
+             py::init([](const py::object& a, const py::object& b, const std::string& mode,
+                         double alpha, double rrf_k, std::size_t depth) {
+                 fused_options o;
+                 o.fusion.mode = to_fusion(mode);
+                 o.fusion.alpha = alpha;
+                 o.fusion.rrf_k = rrf_k;
+                 o.depth = depth;
+                 return std::make_shared<py_fused>(
+                     [&] { return fused_retriever(python_retriever(a), python_retriever(b), o); });
+             }),
+             py::arg("a"), py::arg("b"), py::arg("mode") = "rrf",
+             py::arg("alpha") = fusion_params{}.alpha, py::arg("rrf_k") = fusion_params{}.rrf_k,
+             py::arg("depth") = fused_options{}.depth);
     def_retrieve(fused);
 
-    py::class_<py_closure, std::shared_ptr<py_closure>>(m, "JoinClosure")
-        .def(py::init([](std::shared_ptr<const table_index> index, std::size_t budget,
+    py::class_<py_closure, std::shared_ptr<py_closure>> closure(m, "JoinClosure");
+    def_init(closure,
+             py::init([](std::shared_ptr<const table_index> index, std::size_t budget,
                          std::size_t max_between, const std::string& mode) {
                  return std::make_shared<py_closure>(
                      [](const auto& i, const auto&) { return fk_graph(i->catalog()); },

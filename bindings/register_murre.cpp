@@ -13,6 +13,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "defaults.hpp"
 #include "owner.hpp"
 #include "register.hpp"
 
@@ -35,6 +36,9 @@ using py_murre_retriever =
 using py_cached_embedder = owner<cached_embedder<callback_embedder>, callback_embedder>;
 
 void register_cached_embedder(py::module_& m) {
+    const auto embed = [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
+        return c.get().embed(texts);
+    };
     py::class_<py_cached_embedder, std::shared_ptr<py_cached_embedder>>(
         m, "CachedEmbedder",
         "Wraps an embedder: each distinct text is embedded once, misses go in one batch.")
@@ -44,18 +48,8 @@ void register_cached_embedder(py::module_& m) {
                      to_embedder(embed, name));
              }),
              py::arg("embed"), py::arg("name"))
-        .def(
-            "embed",
-            [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
-                return c.get().embed(texts);
-            },
-            py::arg("texts"), py::call_guard<py::gil_scoped_release>())
-        .def(
-            "__call__",
-            [](const py_cached_embedder& c, const std::vector<std::string>& texts) {
-                return c.get().embed(texts);
-            },
-            py::arg("texts"), py::call_guard<py::gil_scoped_release>())
+        .def("embed", embed, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
+        .def("__call__", embed, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
         .def_property_readonly(
             "name", [](const py_cached_embedder& c) { return c.held<callback_embedder>().name(); })
         .def_property_readonly(
@@ -74,9 +68,10 @@ void register_cached_embedder(py::module_& m) {
 
 void register_murre(py::module_& m) {
     register_cached_embedder(m);
-    py::class_<py_murre_retriever, std::shared_ptr<py_murre_retriever>>(
-        m, "MurreRetriever", "MURRE: multi-hop beam retrieval with removal, over any rewriter.")
-        .def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+    py::class_<py_murre_retriever, std::shared_ptr<py_murre_retriever>> murre(
+        m, "MurreRetriever", "MURRE: multi-hop beam retrieval with removal, over any rewriter.");
+    def_init(murre,
+             py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
                          const std::string& name, const py::object& rewriter, std::size_t beam,
                          std::size_t hops, std::size_t per_beam, std::size_t rerank_top,
                          bool per_line_max, bool any_beam_stop, bool early_stop, bool removal,
@@ -104,19 +99,12 @@ void register_murre(py::module_& m) {
              py::arg("per_line_max") = murre_options{}.per_line_max,
              py::arg("any_beam_stop") = murre_options{}.any_beam_stop,
              py::arg("early_stop") = murre_options{}.early_stop,
-             py::arg("removal") = murre_options{}.removal, py::arg("scoring") = "paper")
-        // Not def_retrieve: MURRE ranks tables only, so its retrieve takes no k_columns.
-        .def(
-            "retrieve",
-            [](const py_murre_retriever& r, const std::vector<std::string>& questions,
-               std::size_t k) {
-                const interrupt_scope interruptible(python_interrupt());
-                return r.get().retrieve(questions, {k, 0});
-            },
-            py::arg("questions"), py::arg("k") = 10, py::call_guard<py::gil_scoped_release>())
-        .def_property_readonly("rewriter_name", [](const py_murre_retriever& r) {
-            return r.held<callback_rewriter>().name();
-        });
+             py::arg("removal") = murre_options{}.removal, py::arg("scoring") = "paper");
+    // MURRE ranks tables only: its retrieve raises for k_columns > 0.
+    def_retrieve(murre);
+    murre.def_property_readonly("rewriter_name", [](const py_murre_retriever& r) {
+        return r.held<callback_rewriter>().name();
+    });
 }
 
 }  // namespace tabret::bindings

@@ -7,6 +7,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "defaults.hpp"
 #include "owner.hpp"
 #include "register.hpp"
 
@@ -48,24 +49,25 @@ void register_retrieval(py::module_& m) {
             py::arg("columns"), "A copy with these columns (a stage merging two lists).");
 
     py::class_<py_dense_retriever, std::shared_ptr<py_dense_retriever>> dense(m, "DenseRetriever");
-    dense.def(py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
-                          const std::string& name, bool hybrid, const std::string& fusion,
-                          double alpha, std::size_t fusion_depth) {
-                  dense_options o;
-                  o.hybrid = hybrid;
-                  o.fusion.mode = to_fusion(fusion);
-                  o.fusion.alpha = alpha;
-                  o.fusion_depth = fusion_depth;
-                  return std::make_shared<py_dense_retriever>(
-                      [&](const auto& i, const auto& e) {
-                          return dense_retriever<callback_embedder>(*i, e, o);
-                      },
-                      std::move(index), to_embedder(embed, name));
-              }),
-              py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
-              py::arg("hybrid") = dense_options{}.hybrid, py::arg("fusion") = "rrf",
-              py::arg("alpha") = dense_options{}.fusion.alpha,
-              py::arg("fusion_depth") = dense_options{}.fusion_depth);
+    def_init(dense,
+             py::init([](std::shared_ptr<const table_index> index, const py::object& embed,
+                         const std::string& name, bool hybrid, const std::string& fusion,
+                         double alpha, std::size_t fusion_depth) {
+                 dense_options o;
+                 o.hybrid = hybrid;
+                 o.fusion.mode = to_fusion(fusion);
+                 o.fusion.alpha = alpha;
+                 o.fusion_depth = fusion_depth;
+                 return std::make_shared<py_dense_retriever>(
+                     [&](const auto& i, const auto& e) {
+                         return dense_retriever<callback_embedder>(*i, e, o);
+                     },
+                     std::move(index), to_embedder(embed, name));
+             }),
+             py::arg("index"), py::arg("embed"), py::arg("embedder_name"),
+             py::arg("hybrid") = dense_options{}.hybrid, py::arg("fusion") = "rrf",
+             py::arg("alpha") = dense_options{}.fusion.alpha,
+             py::arg("fusion_depth") = dense_options{}.fusion_depth);
     def_retrieve(dense);
 
     py::class_<py_bm25_retriever, std::shared_ptr<py_bm25_retriever>> bm25(m, "BM25Retriever");

@@ -15,6 +15,7 @@
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
+#include "defaults.hpp"
 #include "owner.hpp"
 #include "register.hpp"
 
@@ -97,7 +98,8 @@ void register_reverse(py::module_& m) {
 
     py::class_<py_reverse_retriever, std::shared_ptr<py_reverse_retriever>> reverse(
         m, "ReverseRetriever");
-    reverse.def(
+    def_init(
+        reverse,
         py::init([](std::shared_ptr<const table_index> index,
                     std::shared_ptr<const question_index> questions, const py::object& embed,
                     const std::string& name, const py::object& reranker, std::size_t candidates) {

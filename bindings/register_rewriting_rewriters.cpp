@@ -20,6 +20,7 @@
 
 #include "callbacks.hpp"
 #include "choices.hpp"
+#include "defaults.hpp"
 #include "owner.hpp"
 #include "register.hpp"
 #include "rewriting.hpp"
@@ -218,8 +219,7 @@ void register_rewriting_rewriters(py::module_& m) {
     py::class_<py_lexical_rewriter, std::shared_ptr<py_lexical_rewriter>> lexical(
         m, "LexicalRemovalRewriter",
         "Drops the question's words the path covers, tabulates the rest, stops when none left.");
-    lexical
-        .def(py::init([](const catalog& c, const std::string& output) {
+    def_init(lexical, py::init([](const catalog& c, const std::string& output) {
                  return std::make_shared<py_lexical_rewriter>(
                      [o = to_output(output)](const catalog& held) {
                          return lexical_removal_rewriter(held, o);
@@ -239,17 +239,17 @@ void register_rewriting_rewriters(py::module_& m) {
     py::class_<py_coverage_rewriter, std::shared_ptr<py_coverage_rewriter>> coverage(
         m, "CoverageRemovalRewriter",
         "Drops the sub-queries the path covers, tabulates the rest, stops when none left.");
-    coverage
-        .def(py::init(
-                 [](const catalog& c, const py::object& decompositions, const std::string& output) {
-                     return std::make_shared<py_coverage_rewriter>(
-                         [d = to_decomposition_fn(decompositions),
-                          o = to_output(output)](const catalog& held) mutable {
-                             return coverage_removal_rewriter(held, std::move(d), o);
-                         },
-                         c);
-                 }),
-             py::arg("catalog"), py::arg("decompositions"), py::arg("output") = "tabulated")
+    def_init(
+        coverage,
+        py::init([](const catalog& c, const py::object& decompositions, const std::string& output) {
+            return std::make_shared<py_coverage_rewriter>(
+                [d = to_decomposition_fn(decompositions),
+                 o = to_output(output)](const catalog& held) mutable {
+                    return coverage_removal_rewriter(held, std::move(d), o);
+                },
+                c);
+        }),
+        py::arg("catalog"), py::arg("decompositions"), py::arg("output") = "tabulated")
         .def(
             "uncovered",
             [](const py_coverage_rewriter& r, const rewrite_request& req) {

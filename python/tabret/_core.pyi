@@ -2,7 +2,7 @@
 
 import os
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, overload
+from typing import Any, ClassVar, Literal, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -230,6 +230,8 @@ class Retrieval:
 FirstStageFn = Callable[[list[str], int, int], list[Retrieval]]
 
 class DenseRetriever:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -397,6 +399,8 @@ class RewriteResult:
 Requests = Iterable[RewriteRequest | str]
 
 class LexicalRemovalRewriter:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(self, catalog: Catalog, output: RemovalOutput = "tabulated") -> None: ...
     def rewrite(self, requests: Requests) -> list[RewriteResult]: ...
     @staticmethod
@@ -404,6 +408,8 @@ class LexicalRemovalRewriter:
     def remaining_terms(self, request: RewriteRequest) -> list[str]: ...
 
 class CoverageRemovalRewriter:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         catalog: Catalog,
@@ -486,6 +492,8 @@ class QuestionIndex:
     def __len__(self) -> int: ...
 
 class ReverseRetriever:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -504,6 +512,8 @@ def reverse_fuse(r: float, r_hat: float, sum_norm: float) -> tuple[float, float,
 # --- CRUSH4SQL ---
 
 class CrushRetriever:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -599,6 +609,8 @@ def load_index(
 ) -> tuple[TableIndex, JoinGraph | None, QuestionIndex | None]: ...
 
 class JoinGraph:
+    #: The defaults of build, keyword -> value.
+    build_defaults: ClassVar[dict[str, Any]]
     @staticmethod
     def build(
         index: TableIndex,
@@ -623,6 +635,8 @@ class JoinGraph:
     def __len__(self) -> int: ...
 
 class GreedyJoinRetriever:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -641,6 +655,8 @@ class GreedyJoinRetriever:
     ) -> list[Retrieval]: ...
 
 class JarExactRetriever:
+    #: The constructor's defaults, keyword -> value (weights as a tuple).
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -658,6 +674,8 @@ class JarExactRetriever:
     ) -> list[Retrieval]: ...
 
 class FusedRetriever:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         a: FirstStageFn,
@@ -689,6 +707,8 @@ class DatabaseRouter:
     ) -> list[Retrieval]: ...
 
 class JoinClosure:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -717,6 +737,8 @@ class CachedEmbedder:
     def __len__(self) -> int: ...
 
 class MurreRetriever:
+    #: The constructor's defaults, keyword -> value.
+    defaults: ClassVar[dict[str, Any]]
     def __init__(
         self,
         index: TableIndex,
@@ -733,7 +755,9 @@ class MurreRetriever:
         removal: bool = True,
         scoring: Literal["paper", "reference"] = "paper",
     ) -> None: ...
-    def retrieve(self, questions: list[str], k: int = 10) -> list[Retrieval]: ...
+    def retrieve(
+        self, questions: list[str], k: int = 10, k_columns: int = 0
+    ) -> list[Retrieval]: ...
     @property
     def rewriter_name(self) -> str: ...
 

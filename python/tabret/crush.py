@@ -37,6 +37,8 @@ CrushCandidates = Literal["union", "global"]
 #: Selection: the "paper" objective (greedy), or the reference "round_robin" greedy.
 CrushObjective = Literal["paper", "round_robin"]
 
+_CRUSH = _core.CrushRetriever.defaults
+
 
 class CrushRetriever(_NativeRetriever):
     """CRUSH4SQL over a :class:`TableIndex` built with column vectors.
@@ -65,14 +67,14 @@ class CrushRetriever(_NativeRetriever):
         llm: LLMLike | None = None,
         prompts: PromptSet | None = None,
         template: str = "crush_bird",
-        probe: ProbeContext = "question",
-        candidates: CrushCandidates = "union",
-        candidate_depth: int = 100,
-        objective: CrushObjective = "paper",
-        entropy: bool = True,
-        connectivity: bool = True,
-        lam: float = 1.0,
-        gamma: float = 0.01,
+        probe: ProbeContext = _CRUSH["probe"],
+        candidates: CrushCandidates = _CRUSH["candidates"],
+        candidate_depth: int = _CRUSH["candidate_depth"],
+        objective: CrushObjective = _CRUSH["objective"],
+        entropy: bool = _CRUSH["entropy"],
+        connectivity: bool = _CRUSH["connectivity"],
+        lam: float = _CRUSH["lam"],
+        gamma: float = _CRUSH["gamma"],
     ) -> None:
         if (rewriter is None) == (llm is None):
             raise ValueError("give exactly one of rewriter= and llm=")

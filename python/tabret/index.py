@@ -222,6 +222,9 @@ class _NativeRetriever(BaseRetriever):
         return self._core.retrieve(batch, k, k_columns)
 
 
+_DENSE = _core.DenseRetriever.defaults
+
+
 class DenseRetriever(_NativeRetriever):
     """Single-hop dense retrieval (optionally fused with BM25): tables ranked by cosine with
     the question. A batch of questions costs one embedder call."""
@@ -232,9 +235,9 @@ class DenseRetriever(_NativeRetriever):
         self,
         index: TableIndex,
         *,
-        hybrid: bool = False,
-        fusion: Literal["rrf", "weighted"] = "rrf",
-        alpha: float = 0.5,
+        hybrid: bool = _DENSE["hybrid"],
+        fusion: Literal["rrf", "weighted"] = _DENSE["fusion"],
+        alpha: float = _DENSE["alpha"],
     ) -> None:
         self.index = index
         self._core = _core.DenseRetriever(

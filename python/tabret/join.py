@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -54,6 +54,16 @@ GREEDY_WEIGHTS: dict[str, tuple[float, float, float]] = {
     "reference": (3, 2, 1),
 }
 
+_BUILD = _core.JoinGraph.build_defaults
+_GREEDY = _core.GreedyJoinRetriever.defaults
+_JAR = _core.JarExactRetriever.defaults
+_CLOSURE = _core.JoinClosure.defaults
+
+
+def _preset(presets: Mapping[str, Sequence[float]], weights: Sequence[float]) -> Any:
+    """The name of the preset that is ``weights`` (a compiled default), else ``weights``."""
+    return next((name for name, w in presets.items() if list(w) == list(weights)), weights)
+
 
 class JoinGraph:
     """Which tables of a database join, and how well. Immutable; safe to share."""
@@ -73,11 +83,11 @@ class JoinGraph:
         index: TableIndex,
         stats: _core.ColumnStats | None = None,
         *,
-        names: Literal["natural", "original"] = "natural",
-        default_uniqueness: float = 0.5,
-        exhaustive_max_tables: int = 2000,
-        max_block_tables: int = 256,
-        max_edges_per_table: int = 32,
+        names: Literal["natural", "original"] = _BUILD["names"],
+        default_uniqueness: float = _BUILD["default_uniqueness"],
+        exhaustive_max_tables: int = _BUILD["exhaustive_max_tables"],
+        max_block_tables: int = _BUILD["max_block_tables"],
+        max_edges_per_table: int = _BUILD["max_edges_per_table"],
     ) -> JoinGraph:
         """Embeds every column's ``table:column`` text with the index's embedder and scores
         the table pairs of each database; ``stats`` adds uniqueness and values.
@@ -160,8 +170,10 @@ class GreedyJoinRetriever(_NativeRetriever):
         graph: JoinGraph,
         decompositions: Decomposer,
         *,
-        candidates: int = 20,
-        weights: Literal["paper", "reference"] | Sequence[float] = "paper",
+        candidates: int = _GREEDY["candidates"],
+        weights: Literal["paper", "reference"] | Sequence[float] = _preset(
+            GREEDY_WEIGHTS, (_GREEDY["coarse"], _GREEDY["coverage"], _GREEDY["join"])
+        ),
         first: BaseRetriever | None = None,
     ) -> None:
         w = GREEDY_WEIGHTS[weights] if isinstance(weights, str) else tuple(weights)
@@ -200,9 +212,11 @@ class JarExactRetriever(_NativeRetriever):
         graph: JoinGraph,
         decompositions: Decomposer,
         *,
-        candidates: int = 20,
-        weights: Literal["spider", "bird"] | Sequence[float] = "spider",
-        connectivity: Literal["soft", "strict"] = "soft",
+        candidates: int = _JAR["candidates"],
+        weights: Literal["spider", "bird"] | Sequence[float] = _preset(
+            JAR_WEIGHTS, _JAR["weights"]
+        ),
+        connectivity: Literal["soft", "strict"] = _JAR["connectivity"],
         first: BaseRetriever | None = None,
     ) -> None:
         w = list(JAR_WEIGHTS[weights] if isinstance(weights, str) else weights)
@@ -231,9 +245,9 @@ class JoinClosure(BaseRetriever):
         self,
         retriever: BaseRetriever,
         *,
-        budget: int = 2,
-        max_between: int = 2,
-        mode: Literal["append", "within_k"] = "append",
+        budget: int = _CLOSURE["budget"],
+        max_between: int = _CLOSURE["max_between"],
+        mode: Literal["append", "within_k"] = _CLOSURE["mode"],
     ) -> None:
         self.index = retriever.index
         self.retriever = retriever

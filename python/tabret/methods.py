@@ -19,7 +19,6 @@ for a spelling such as ``"reverse > greedy-join > closure"`` (the command line's
 
 from __future__ import annotations
 
-import ast
 import inspect
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
@@ -85,16 +84,10 @@ RewriterFactory = Callable[[RemovalOutput], QueryRewriter]
 
 def _default(fn: Callable[..., object], name: str) -> Any:
     """The default of parameter ``name`` of ``fn`` (never re-typed here); for an extension
-    class, read from the signature pybind11 writes first in ``__init__.__doc__``."""
-    try:
-        return inspect.signature(fn).parameters[name].default
-    except ValueError:  # no Python signature: a compiled class
-        pass
-    doc = (getattr(fn, "__init__", fn).__doc__ or "").strip().splitlines()[0]
-    params = doc[doc.index("(") + 1 : doc.rindex(")")]
-    args = cast(ast.FunctionDef, ast.parse(f"def f({params}): pass").body[0]).args
-    named = dict(zip([a.arg for a in args.args][-len(args.defaults) :], args.defaults, strict=True))
-    return ast.literal_eval(named[name])
+    class, from its ``defaults``."""
+    if isinstance(fn, type) and fn.__module__ == _core.__name__:
+        return cast(Any, fn).defaults[name]
+    return inspect.signature(fn).parameters[name].default
 
 
 @dataclass(frozen=True)

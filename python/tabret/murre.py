@@ -24,6 +24,8 @@ __all__ = ["FallbackRewriter", "MurreRetriever", "PathScoring"]
 #: code's raw cos for beam selection and (cos+2)/2 for the final table scores.
 PathScoring = Literal["paper", "reference"]
 
+_MURRE = _core.MurreRetriever.defaults
+
 
 class MurreRetriever(BaseRetriever):
     """MURRE beam search: ``beam`` paths kept per hop, ``hops`` hops (the first with the
@@ -50,15 +52,15 @@ class MurreRetriever(BaseRetriever):
         index: TableIndex,
         rewriter: QueryRewriter,
         *,
-        beam: int = 5,
-        hops: int = 3,
-        per_beam: int = 0,
-        rerank_top: int = 0,
-        per_line_max: bool = False,
-        any_beam_stop: bool = False,
-        early_stop: bool = True,
-        removal: bool = True,
-        scoring: PathScoring = "paper",
+        beam: int = _MURRE["beam"],
+        hops: int = _MURRE["hops"],
+        per_beam: int = _MURRE["per_beam"],
+        rerank_top: int = _MURRE["rerank_top"],
+        per_line_max: bool = _MURRE["per_line_max"],
+        any_beam_stop: bool = _MURRE["any_beam_stop"],
+        early_stop: bool = _MURRE["early_stop"],
+        removal: bool = _MURRE["removal"],
+        scoring: PathScoring = _MURRE["scoring"],
     ) -> None:
         for name, value in (("beam", beam), ("hops", hops)):
             if value <= 0:
@@ -92,10 +94,10 @@ class MurreRetriever(BaseRetriever):
         index: TableIndex,
         rewriter: QueryRewriter,
         *,
-        beam: int = 5,
-        hops: int = 3,
-        early_stop: bool = True,
-        removal: bool = True,
+        beam: int = _MURRE["beam"],
+        hops: int = _MURRE["hops"],
+        early_stop: bool = _MURRE["early_stop"],
+        removal: bool = _MURRE["removal"],
     ) -> MurreRetriever:
         """The reference code's choices: top ``3 * beam`` per beam, later hops re-rank the hop-1
         top 100, per-line max, any-beam stop, raw cos for selection and (cos+2)/2 at the end."""
@@ -116,7 +118,7 @@ class MurreRetriever(BaseRetriever):
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         if k_columns:
             raise ValueError("MurreRetriever ranks tables only (k_columns must be 0)")
-        return self._core.retrieve(batch, k)
+        return self._core.retrieve(batch, k, k_columns)
 
 
 class FallbackRewriter:

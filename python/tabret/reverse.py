@@ -29,6 +29,8 @@ PathLike = str | os.PathLike[str]
 #: (higher is better): a list, tuple or 1-D array.
 Reranker = Callable[[list[tuple[str, str, str]]], Any]
 
+_REVERSE = _core.ReverseRetriever.defaults
+
 
 def reverse_fuse(r: float, r_hat: float, sum_norm: float) -> tuple[float, float, float]:
     """``(r_c, alpha, R)`` from r = cos(q, E_s), r_hat = cos(q, E_qo) and sum_norm =
@@ -141,7 +143,7 @@ class ReverseRetriever(_NativeRetriever):
         questions: GeneratedQuestions | None = None,
         *,
         reranker: Reranker | None = None,
-        candidates: int = 40,
+        candidates: int = _REVERSE["candidates"],
     ) -> None:
         if candidates <= 0:
             raise ValueError(f"candidates must be positive, got {candidates}")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import pkgutil
+import re
 from pathlib import Path
 from typing import Any
 
@@ -151,46 +153,77 @@ def test_stages_chain_where_they_take_the_stage_before() -> None:
         bm25.after(first, index, Inputs(), bm25.options())
 
 
-def _native_defaults(cls: Any) -> dict[str, object]:
-    """The defaults of a compiled class's constructor, from the signature pybind11 writes."""
-    import ast
+def _defaulted_keywords(fn: Any) -> list[str]:
+    """The names of the parameters with a default of a compiled function, in order: the names
+    only, from the signature pybind11 writes first in its ``__doc__``."""
+    line = (fn.__doc__ or "").strip().splitlines()[0]
+    names = list(re.finditer(r"(?:\(|, )(\w+): ", line))
+    ends = [m.start() for m in names[1:]] + [line.rindex(")")]
+    return [m[1] for m, end in zip(names, ends, strict=True) if " = " in line[m.end() : end]]
 
-    line = (cls.__init__.__doc__ or "").strip().splitlines()[0]
-    tree = ast.parse(f"def f({line[line.index('(') + 1 : line.rindex(')')]}): pass")
-    args = tree.body[0].args  # type: ignore[attr-defined]
-    names = [a.arg for a in args.args][-len(args.defaults) :] if args.defaults else []
-    return {n: ast.literal_eval(d) for n, d in zip(names, args.defaults, strict=True)}
+
+def _compiled(native: str) -> tuple[Any, dict[str, object]]:
+    """A compiled constructor (``"X"``) or static method (``"X.build"``) and its defaults."""
+    from tabret import _core
+
+    cls, _, method = native.partition(".")
+    c = getattr(_core, cls)
+    if method:
+        return getattr(c, method), getattr(c, f"{method}_defaults")
+    return c.__init__, c.defaults
+
+
+#: Each Python wrapper and the compiled constructor (or static method) it calls.
+_WRAPPED = [
+    ("tabret.index.DenseRetriever", "DenseRetriever"),
+    ("tabret.crush.CrushRetriever", "CrushRetriever"),
+    ("tabret.murre.MurreRetriever", "MurreRetriever"),
+    ("tabret.murre.MurreRetriever.reference", "MurreRetriever"),
+    ("tabret.reverse.ReverseRetriever", "ReverseRetriever"),
+    ("tabret.join.GreedyJoinRetriever", "GreedyJoinRetriever"),
+    ("tabret.join.JarExactRetriever", "JarExactRetriever"),
+    ("tabret.join.JoinClosure", "JoinClosure"),
+    ("tabret.join.JoinGraph.build", "JoinGraph.build"),
+]
 
 
 @pytest.mark.parametrize(
-    ("wrapper", "native", "presets"),
-    [
-        ("tabret.index.DenseRetriever", "DenseRetriever", ""),
-        ("tabret.crush.CrushRetriever", "CrushRetriever", ""),
-        ("tabret.murre.MurreRetriever", "MurreRetriever", ""),
-        ("tabret.reverse.ReverseRetriever", "ReverseRetriever", ""),
-        ("tabret.join.GreedyJoinRetriever", "GreedyJoinRetriever", ""),
-        ("tabret.join.JarExactRetriever", "JarExactRetriever", "JAR_WEIGHTS"),
-        ("tabret.join.JoinClosure", "JoinClosure", ""),
-    ],
+    "native",
+    sorted(
+        {n for _, n in _WRAPPED}
+        | {"FusedRetriever", "LexicalRemovalRewriter", "CoverageRemovalRewriter"}
+    ),
 )
-def test_python_wrappers_keep_the_native_defaults(wrapper: str, native: str, presets: str) -> None:
-    """Where a Python class and the compiled class it wraps both default an option, the two
-    defaults agree (the C++ binding's default is the one that would otherwise apply); a named
-    preset (``weights="spider"``) stands for its values in the module's ``presets`` table."""
-    import importlib
+def test_compiled_defaults_are_the_constructor_keywords(native: str) -> None:
+    """``_core.X.defaults`` holds every defaulted keyword of the compiled constructor, in order,
+    and nothing else (it is made from the arguments the constructor is bound with)."""
+    fn, defaults = _compiled(native)
+    assert defaults
+    assert list(defaults) == _defaulted_keywords(fn)
 
+
+@pytest.mark.parametrize(("wrapper", "native"), _WRAPPED)
+def test_python_wrappers_read_the_native_defaults(wrapper: str, native: str) -> None:
+    """Where a Python wrapper and the compiled class it wraps both have an option, the wrapper's
+    default is the compiled one, read from ``_core.X.defaults``: the very object, not an equal
+    literal (a weights preset names the compiled weights: see
+    test_weight_presets_name_the_native_defaults)."""
+    python = inspect.signature(pkgutil.resolve_name(wrapper)).parameters
+    _, defaults = _compiled(native)
+    shared = [n for n in defaults if n in python and n != "weights"]
+    assert shared, f"{wrapper} shares no option with _core.{native}"
+    assert {n: python[n].default for n in shared} == {n: defaults[n] for n in shared}
+    assert [n for n in shared if python[n].default is not defaults[n]] == []
+
+
+def test_weight_presets_name_the_native_defaults() -> None:
+    """The join retrievers' ``weights`` default is the name of the preset whose weights are the
+    compiled defaults."""
     from tabret import _core
+    from tabret.join import GREEDY_WEIGHTS, JAR_WEIGHTS
 
-    module, name = wrapper.rsplit(".", 1)
-    mod = importlib.import_module(module)
-    python = inspect.signature(getattr(mod, name)).parameters
-    shared = {n: d for n, d in _native_defaults(getattr(_core, native)).items() if n in python}
-    assert shared, f"{wrapper} shares no defaulted option with _core.{native}"
-    ours = {n: python[n].default for n in shared}
-    if presets:
-        table = getattr(mod, presets)
-        ours = {
-            n: list(table[v]) if isinstance(v, str) and v in table else v for n, v in ours.items()
-        }
-    assert ours == pytest.approx(shared, rel=1e-6)
+    greedy = inspect.signature(GreedyJoinRetriever).parameters["weights"].default
+    g = _core.GreedyJoinRetriever.defaults
+    assert GREEDY_WEIGHTS[greedy] == pytest.approx((g["coarse"], g["coverage"], g["join"]))
+    jar = inspect.signature(JarExactRetriever).parameters["weights"].default
+    assert JAR_WEIGHTS[jar] == pytest.approx(_core.JarExactRetriever.defaults["weights"])
