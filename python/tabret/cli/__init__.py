@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Protocol
 
+from tabret import __version__
 from tabret._core import Error
 from tabret.cli import catalog, demo, index, plot, query
 from tabret.cli import eval as eval_command
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabret", description="Table retrieval for text-to-SQL over large catalogs."
     )
+    parser.add_argument("--version", action="version", version=f"tabret {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, module in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
@@ -52,15 +54,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: The extra that installs each optional module the commands import.
+EXTRAS = {
+    "matplotlib": "plot",
+    "sqlalchemy": "sqlalchemy",
+    "psycopg": "postgres",
+    "sentence_transformers": "models",
+    "transformers": "models",
+    "torch": "models",
+    "sqlglot": "benchmarks",
+    "wordninja": "identifiers",
+    "langchain_core": "langchain",
+    "llama_index": "llamaindex",
+}
+
+
+def _install_hint(err: ImportError) -> str:
+    """What to install for a missing module, unless the message says so already."""
+    module = (err.name or "").split(".")[0]
+    if "pip install" in str(err) or module not in EXTRAS:
+        return ""
+    return f" (pip install 'tabret[{EXTRAS[module]}]')"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv
     try:
         return int(args.func(args))
-    except (Error, FileNotFoundError, ValueError) as err:
+    except (Error, OSError, ValueError) as err:
         print(f"tabret: error: {err}", file=sys.stderr)
         return 1
+    except ImportError as err:
+        print(f"tabret: error: {err}{_install_hint(err)}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tabret: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:  # e.g. `tabret query ... | head`: the reader left early
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1

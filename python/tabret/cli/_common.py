@@ -81,12 +81,13 @@ def add_threshold_rule(
     )
 
 
-def embedder_arg(name: str) -> object:
+def embedder_arg(name: str, quiet: bool = False) -> object:
+    """The embedder a command line names; ``quiet``: no model-loading bar."""
     from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
 
     if name == "hashing":
         return HashingEmbedder()
-    return SentenceTransformerEmbedder(name)
+    return SentenceTransformerEmbedder(name, progress=not quiet)
 
 
 def memo(embedder: Any) -> CachedEmbedder:

@@ -42,7 +42,7 @@ def run(o: DemoOptions) -> int:
 
     bench = demo()
     print(f"demo catalog: {bench.catalog!r}")
-    index = TableIndex.build(bench.catalog, embedder_arg(o.embedder), progress=not o.quiet)  # type: ignore[arg-type]
+    index = TableIndex.build(bench.catalog, embedder_arg(o.embedder, o.quiet), progress=not o.quiet)  # type: ignore[arg-type]
     retriever = DenseRetriever(index)
     print(f"embedder: {index.embedder_name}; method: single-hop; top {o.k} tables\n")
     shown = bench.questions[: o.limit]

@@ -223,7 +223,7 @@ def _benchmark(o: EvalOptions) -> Benchmark:
 
 
 def _embedder(o: EvalOptions) -> object:
-    embedder = embedder_arg(o.embedder)
+    embedder = embedder_arg(o.embedder, o.quiet)
     if o.embedding_cache:
         from tabret.embedding_cache import DiskCachedEmbedder
 

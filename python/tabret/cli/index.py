@@ -118,7 +118,7 @@ def run(o: IndexOptions) -> int:
     cat = LOADERS[o.format](o.source)
     index = TableIndex.build(
         cat,
-        embedder_arg(o.embedder),  # type: ignore[arg-type]
+        embedder_arg(o.embedder, o.quiet),  # type: ignore[arg-type]
         format=o.text,
         columns=o.columns,
         kind=o.kind,

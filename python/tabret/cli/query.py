@@ -49,6 +49,7 @@ class QueryOptions:
     adaptive: AdaptiveOptions
     embedder: str | None
     json: bool
+    quiet: bool
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the embedder the index was built with (default: the name saved in the index)",
     )
     p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.add_argument("--quiet", action="store_true", help="no model-loading bar")
 
 
 def _add_method_arguments(p: argparse.ArgumentParser) -> None:
@@ -139,6 +141,7 @@ def command(args: argparse.Namespace) -> int:
             adaptive=AdaptiveOptions(rule=args.threshold_rule, value=args.threshold),
             embedder=args.embedder,
             json=args.json,
+            quiet=args.quiet,
         )
     )
 
@@ -159,7 +162,7 @@ def run(o: QueryOptions) -> int:
 
     questions = _questions(o)
     core, graph, generated = load_index(o.index)  # one consistent read of the directory
-    embedder = embedder_arg(o.embedder or _embedder_name(core.embedder_name))
+    embedder = embedder_arg(o.embedder or _embedder_name(core.embedder_name), o.quiet)
     index = TableIndex(core, embedder)  # type: ignore[arg-type]
     saved = SavedParts(o.index, graph, generated)
     results = make_retriever(o, index, saved).retrieve(questions, o.k)
