@@ -35,6 +35,10 @@ def test_catalog_convert_then_reload(tmp_path: Path, capsys: pytest.CaptureFixtu
     printed = capsys.readouterr().out
     assert "Over all 36 demo questions" in printed
     assert "| demo | hashing(" in printed
+    # The default pipeline beside single-hop, per question and in the table.
+    assert "   hybrid + reverse > greedy-join: " in printed
+    assert "| single-hop |" in printed
+    assert "| hybrid + reverse > greedy-join |" in printed
     from tabret.datasets import _demo_file
 
     assert main(["catalog", "json", str(_demo_file("catalog.json")), "--save", str(out)]) == 0

@@ -35,34 +35,48 @@ def command(args: argparse.Namespace) -> int:
     return run(DemoOptions(args.embedder, args.k, args.limit, args.quiet))
 
 
+#: The documented default pipeline (docs/choosing-a-method.md), here without an LLM: each
+#: question is its own only sub-query, and the generated questions are templates.
+PIPELINE = "hybrid + reverse > greedy-join"
+
+
 def run(o: DemoOptions) -> int:
     from tabret.benchmarks import demo
     from tabret.eval import evaluate, format_table
     from tabret.index import DenseRetriever, TableIndex
+    from tabret.join import JoinGraph
+    from tabret.methods import Inputs, build_pipeline
+    from tabret.reverse import GeneratedQuestions
 
     bench = demo()
     print(f"demo catalog: {bench.catalog!r}")
-    index = TableIndex.build(bench.catalog, embedder_arg(o.embedder, o.quiet), progress=not o.quiet)  # type: ignore[arg-type]
-    retriever = DenseRetriever(index)
-    print(f"embedder: {index.embedder_name}; method: single-hop; top {o.k} tables\n")
+    embedder = embedder_arg(o.embedder, o.quiet)
+    index = TableIndex.build(bench.catalog, embedder, progress=not o.quiet)  # type: ignore[arg-type]
+    inputs = Inputs(graph=JoinGraph.build(index), questions=GeneratedQuestions.build(index))
+    methods = {
+        "single-hop": DenseRetriever(index),
+        PIPELINE: build_pipeline(PIPELINE, index, inputs),
+    }
+    print(f"embedder: {index.embedder_name}; top {o.k} tables of single-hop and of {PIPELINE}\n")
     shown = bench.questions[: o.limit]
-    for q, res in zip(shown, retriever.retrieve([q.question for q in shown], o.k), strict=True):
+    texts = [q.question for q in shown]
+    answers = {name: r.retrieve(texts, o.k) for name, r in methods.items()}
+    for i, q in enumerate(shown):
         gold = {bench.catalog.qualified_name(t) for t in q.gold_tables}
         print(f"[{q.id}] {q.question}")
-        for t in res.tables:
-            mark = "*" if t.name in gold else " "
-            print(f"   {mark} {t.score:.3f}  {t.name}")
-        missed = gold - set(res.table_names)
-        if missed:
-            print(f"     missed: {', '.join(sorted(missed))}")
-    result = evaluate(
-        retriever.retrieve,
-        bench,
-        (3, 5, 10),
-        method="single-hop",
-        embedder=index.embedder_name,
-        progress=False,
-    )
+        for name, results in answers.items():
+            names = results[i].table_names
+            marked = [f"{'*' if t in gold else ''}{t}" for t in names]
+            print(f"   {name}: {', '.join(marked)}")
+            missed = gold - set(names)
+            if missed:
+                print(f"     missed: {', '.join(sorted(missed))}")
+    table = [
+        evaluate(
+            r.retrieve, bench, (3, 5, 10), method=name, embedder=index.embedder_name, progress=False
+        )
+        for name, r in methods.items()
+    ]
     print(f"\n* = a gold table. Over all {len(bench.questions)} demo questions:\n")
-    print(format_table([result]))
+    print(format_table(table))
     return 0
