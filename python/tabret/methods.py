@@ -215,6 +215,8 @@ class Method(Generic[OptionsT]):
     column_index: bool = False
     #: Its answer for k is not a prefix of its answer for a larger k: evaluated one run per k.
     per_k: bool = False
+    #: What the score of a returned table is (``tabret query`` prints it above the ranks).
+    score: str = "the method's own score; the rank is the order"
 
     @property
     def display(self) -> str:
@@ -381,15 +383,32 @@ def _murre_variant(
         uses=frozenset({"llm"}),
         offline="offline lexical removal rewrites each hop's question",
         label=label,
+        score="the best score of a beam path that contains the table",
     )
 
 
 _JOIN_OFFLINE = "each question is its own only sub-query"
+_RRF = "reciprocal-rank fusion of the fused rankings"
 
 _ALL: list[Method[Any]] = [
-    Method("single-hop", "dense cosine", "first", NoOptions, _single_hop, columns=True),
-    Method("hybrid", "dense fused with BM25 (RRF)", "first", NoOptions, _hybrid),
-    Method("bm25", "lexical only", "first", NoOptions, _bm25),
+    Method(
+        "single-hop",
+        "dense cosine",
+        "first",
+        NoOptions,
+        _single_hop,
+        columns=True,
+        score="cosine similarity with the question",
+    ),
+    Method(
+        "hybrid",
+        "dense fused with BM25 (RRF)",
+        "first",
+        NoOptions,
+        _hybrid,
+        score=_RRF,
+    ),
+    Method("bm25", "lexical only", "first", NoOptions, _bm25, score="BM25 score"),
     Method(
         "reverse",
         "Reverse Engineering: schema and generated-question similarity, dynamic alpha",
@@ -397,6 +416,7 @@ _ALL: list[Method[Any]] = [
         ReverseOptions,
         _reverse,
         needs=frozenset({"questions"}),
+        score="Reverse Engineering's fused score of schema and generated-question similarity",
     ),
     Method(
         "crush",
@@ -429,6 +449,8 @@ _ALL: list[Method[Any]] = [
         offline=_JOIN_OFFLINE,
         columns=True,
         takes_first=True,
+        score="its gain in the join-aware objective when picked (greedy: gains need not "
+        "fall with rank)",
     ),
     Method(
         "jar-exact",
@@ -443,6 +465,7 @@ _ALL: list[Method[Any]] = [
         columns=True,
         takes_first=True,
         per_k=True,
+        score="its own contribution to the JAR objective of the selected set",
     ),
     _murre_variant(
         "murre", "MURRE", "MURRE multi-hop beam search with removal rewrites", MurreOptions
@@ -592,6 +615,13 @@ def _parse(spec: str) -> list[list[Method[Any]]]:
         if not m.takes_first:
             raise ValueError(f"pipeline '{spec}': {m.name} cannot follow another stage")
     return methods
+
+
+def score_meaning(spec: str) -> str:
+    """What the scores of the method or pipeline ``spec`` are: those of its last stage, or of
+    the rank fusion when that is a fused first stage."""
+    stages = _parse(spec)
+    return _RRF if len(stages[-1]) > 1 else stages[-1][0].score
 
 
 def pipeline_stages(spec: str) -> list[Method[Any]]:

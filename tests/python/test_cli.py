@@ -68,8 +68,9 @@ def test_index_then_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
     assert main(["query", str(out), question, "--k", "3"]) == 0
     printed = capsys.readouterr().out.splitlines()
-    assert printed[0] == question
-    assert [line.split()[-1] for line in printed[1:]] == names
+    assert printed[0] == "(rank. score  table; score: cosine similarity with the question)"
+    assert printed[1] == question
+    assert [line.split()[-1] for line in printed[2:]] == names
 
     questions = tmp_path / "questions.txt"
     question2 = "Which students enrolled in each course?"
@@ -162,7 +163,11 @@ def test_query_every_method_from_a_saved_index(
     lines = capsys.readouterr().out.splitlines()
     want = expected["adaptive"].retrieve(question, 5)
     assert want.cut is not None
-    assert len(lines) == 1 + want.cut  # the cut, not --k
+    assert len(lines) == 2 + want.cut  # legend, question, the cut (not --k)
+    assert main(["query", str(out), question, "--method", "greedy-join", "--k", "3"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "score: its gain in the join-aware objective when picked" in lines[0]
+    assert [line.split(".")[0].strip() for line in lines[2:]] == ["1", "2", "3"]
     assert main(["query", str(out), question, "--closure", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)[0]
     want = JoinClosure(DenseRetriever(index)).retrieve(question, 5)
@@ -210,8 +215,8 @@ def test_query_with_an_llm_endpoint(
     for method in ("crush", "greedy-join"):
         assert main(["query", str(out), question, "--method", method, "--llm-url", url]) == 0
         printed = capsys.readouterr()
-        assert printed.out.splitlines()[0] == question
-        assert 2 <= len(printed.out.splitlines()) <= 6
+        assert printed.out.splitlines()[1] == question
+        assert 3 <= len(printed.out.splitlines()) <= 7
         assert "without --llm-url" not in printed.err
     prompts = script.prompts()
     assert len(prompts) == 2

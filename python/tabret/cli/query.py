@@ -169,6 +169,9 @@ def run(o: QueryOptions) -> int:
     if o.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
+    from tabret.methods import score_meaning
+
+    print(f"(rank. score  table; score: {score_meaning(o.pipeline or o.method)})")
     for res in results:
         print(res.question)
         bridges = {s.table for s in res.trace if s.step == "bridge"}
