@@ -29,7 +29,16 @@ namespace {
 
 template <class T>
 std::string record_repr(const char* type, const T& r) {
-    return fmt::format("{}(name={})", type, py::repr(py::str(r.name)).cast<std::string>());
+    const auto quoted = [](const std::string& text) {
+        constexpr std::size_t shown = 60;
+        return py::repr(py::str(text.size() > shown ? text.substr(0, shown) + "…" : text))
+            .template cast<std::string>();
+    };
+    std::string out = fmt::format("{}(name={}", type, quoted(r.name));
+    if constexpr (requires { r.nl_name; })
+        if (r.nl_name != r.name) out += fmt::format(", nl_name={}", quoted(r.nl_name));
+    if (!r.description.empty()) out += fmt::format(", description={}", quoted(r.description));
+    return out + ")";
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ from tabret.join import (
     JarExactRetriever,
     JoinClosure,
     JoinGraph,
+    column_stats_from_database,
     jar_column_stats,
 )
 from tabret.murre import MurreRetriever
@@ -87,6 +88,7 @@ __all__ = [
     "TemplateError",
     "TraceStep",
     "__version__",
+    "column_stats_from_database",
     "demo_catalog",
     "demo_questions",
     "jar_column_stats",

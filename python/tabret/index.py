@@ -128,6 +128,13 @@ class TableIndex:
     def embedder_name(self) -> str:
         return self._core.embedder_name
 
+    def __repr__(self) -> str:
+        cat = self.catalog
+        return (
+            f"TableIndex({cat.num_databases} databases, {cat.num_tables} tables, "
+            f"{cat.num_columns} columns, embedder {self.embedder_name!r})"
+        )
+
     @property
     def core(self) -> _core.TableIndex:
         return self._core
@@ -184,6 +191,9 @@ class BaseRetriever:
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(over {self.index!r})"
 
     @overload
     def retrieve(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]

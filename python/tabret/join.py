@@ -141,12 +141,21 @@ class JoinGraph:
         return f"JoinGraph({len(self)} edges, embedder {self._core.embedder_name!r})"
 
 
+def _no_decomposition(prompts: list[str]) -> list[str]:
+    """No answer: the decomposition parser then keeps each question as its only sub-query."""
+    return [""] * len(prompts)
+
+
+#: The decomposer of ``decompositions=None``: no LLM, each question its own only sub-query.
+NO_DECOMPOSITION = CallableLLM(_no_decomposition, "no LLM")
+
+
 def _rewriter(
-    decompositions: Decomposer,
+    decompositions: Decomposer | None,
 ) -> _core.DecompositionRewriter | _core.RecordedRewriter:
     if isinstance(decompositions, _core.DecompositionRewriter | _core.RecordedRewriter):
         return decompositions
-    return DecompositionRewriter(decompositions)
+    return DecompositionRewriter(NO_DECOMPOSITION if decompositions is None else decompositions)
 
 
 def _first_stage(first: BaseRetriever | None) -> Callable[[list[str], int, int], Any] | None:
@@ -159,7 +168,8 @@ class GreedyJoinRetriever(_NativeRetriever):
     retriever; default: the dense ranking): seed by coarse + fine relevance, then add the table
     with the best coarse + new sub-query coverage + join gain. The coarse relevance is always
     the question's table cosine, whatever ranked the candidates.
-    ``decompositions``: an LLM (e.g. ``ReplayLLM.jar("spider")``) or a decomposition rewriter.
+    ``decompositions``: an LLM (e.g. ``ReplayLLM.jar("spider")``) or a decomposition rewriter;
+    ``None`` (default): no LLM, each question is its own only sub-query.
     ``weights``: "paper" (λ_coarse 4), "reference" (3) or (coarse, coverage, join)."""
 
     ranks_columns = True
@@ -168,7 +178,7 @@ class GreedyJoinRetriever(_NativeRetriever):
         self,
         index: TableIndex,
         graph: JoinGraph,
-        decompositions: Decomposer,
+        decompositions: Decomposer | None = None,
         *,
         candidates: int = _GREEDY["candidates"],
         weights: Literal["paper", "reference"] | Sequence[float] = _preset(
@@ -210,7 +220,7 @@ class JarExactRetriever(_NativeRetriever):
         self,
         index: TableIndex,
         graph: JoinGraph,
-        decompositions: Decomposer,
+        decompositions: Decomposer | None = None,
         *,
         candidates: int = _JAR["candidates"],
         weights: Literal["spider", "bird"] | Sequence[float] = _preset(

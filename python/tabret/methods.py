@@ -36,7 +36,6 @@ from tabret.index import (
     _NativeRetriever,
 )
 from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
-from tabret.llms import CallableLLM
 from tabret.murre import MurreRetriever
 from tabret.pipeline import DatabaseRouter, Fusion, Pipeline
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
@@ -245,17 +244,6 @@ def _first(index: TableIndex, inputs: Inputs) -> BaseRetriever:
     return inputs.first if inputs.first is not None else DenseRetriever(index)
 
 
-def _no_decomposition(prompts: list[str]) -> list[str]:
-    return [""] * len(prompts)
-
-
-def _decomposer(inputs: Inputs) -> LLMLike:
-    """The LLM that decomposes questions; without one each question is its own sub-query."""
-    if inputs.llm is not None:
-        return inputs.llm
-    return CallableLLM(_no_decomposition, "no LLM")
-
-
 def _single_hop(index: TableIndex, inputs: Inputs, options: NoOptions) -> BaseRetriever:
     return DenseRetriever(index)
 
@@ -296,7 +284,7 @@ def _greedy_join(index: TableIndex, inputs: Inputs, options: GreedyJoinOptions) 
     return GreedyJoinRetriever(
         index,
         graph,
-        _decomposer(inputs),
+        inputs.llm,
         candidates=options.candidates,
         weights=options.weights,
         first=inputs.first,
@@ -308,7 +296,7 @@ def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> B
     return JarExactRetriever(
         index,
         graph,
-        _decomposer(inputs),
+        inputs.llm,
         candidates=options.candidates,
         weights=options.weights,
         connectivity=options.connectivity,

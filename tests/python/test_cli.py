@@ -131,7 +131,6 @@ def test_query_every_method_from_a_saved_index(
     from tabret.datasets import _demo_file
     from tabret.index import DenseRetriever
     from tabret.join import GreedyJoinRetriever, JoinClosure, JoinGraph
-    from tabret.llms import CallableLLM
     from tabret.murre import MurreRetriever
     from tabret.reverse import GeneratedQuestions, ReverseRetriever
     from tabret.rewriting import LexicalRemovalRewriter
@@ -145,11 +144,10 @@ def test_query_every_method_from_a_saved_index(
     assert "generated questions: 69" in printed
     index = TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False)
     graph = JoinGraph.build(index)
-    no_llm = CallableLLM(lambda prompts: [""] * len(prompts), "no LLM")
     expected = {
         "reverse": ReverseRetriever(index, GeneratedQuestions.build(index)),
         "murre": MurreRetriever(index, LexicalRemovalRewriter(index.catalog)),
-        "greedy-join": GreedyJoinRetriever(index, graph, no_llm),
+        "greedy-join": GreedyJoinRetriever(index, graph),  # no LLM: the documented default
         "adaptive": AdaptiveRetriever(DenseRetriever(index), SimilarityScorer("zscore", 1.25)),
     }
     question = "Which students enrolled in each course, and who teaches it?"
