@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -261,6 +262,38 @@ def resolve_embedder(
     raise TypeError(
         f"not an embedder: {type(embedder).__name__} (needs .embed and .name, or a callable)"
     )
+
+
+_HASHING_NAME = re.compile(
+    r"hashing\(dim=(\d+),n=(\d+),w=([0-9.e+-]+),b=([0-9.e+-]+),c=([0-9.e+-]+)(,all-words)?\)"
+)
+
+
+def saved_embedder(name: str, *, progress: bool = True) -> Embedder | HashingEmbedder:
+    """The embedder an index saved under embedder name ``name`` was built with: the hashing
+    embedder with the parameters its name records, or the sentence-transformers model of that
+    name. :class:`ValueError` for a name neither can be (a callable's or an endpoint's: pass
+    that embedder to ``TableIndex.load``). ``progress``: show the model-loading bar."""
+    m = _HASHING_NAME.fullmatch(name)
+    if m is not None:
+        dim, n, w, b, c, all_words = m.groups()
+        return HashingEmbedder(
+            dim=int(dim),
+            char_ngram=int(n),
+            word_weight=float(w),
+            bigram_weight=float(b),
+            char_weight=float(c),
+            stopwords=all_words is None,
+        )
+    if name.startswith("hashing("):
+        raise ValueError(f"cannot read the hashing parameters of embedder '{name}'")
+    try:
+        return SentenceTransformerEmbedder(name, progress=progress)
+    except EmbeddingError as err:
+        raise ValueError(
+            f"the index was built with embedder '{name}', which tabret cannot load by name: "
+            "pass the same embedder to TableIndex.load"
+        ) from err
 
 
 def embed_texts(embedder: Embedder | HashingEmbedder, texts: Sequence[str]) -> FloatArray:

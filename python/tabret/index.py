@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_chec
 
 from tabret import _core
 from tabret.catalog import Catalog
-from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder
+from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder, saved_embedder
 from tabret.results import Retrieval
 
 if TYPE_CHECKING:
@@ -55,7 +55,11 @@ class TableIndex:
     """
 
     def __init__(self, core: _core.TableIndex, embedder: EmbedderLike = None) -> None:
+        """``core`` with ``embedder``; ``None``: the embedder ``core`` was saved with
+        (:func:`tabret.embedders.saved_embedder`)."""
         self._core = core
+        if embedder is None:
+            embedder = saved_embedder(core.embedder_name)
         self._embed, name = resolve_embedder(embedder)
         if name != core.embedder_name:
             raise ValueError(
@@ -97,7 +101,9 @@ class TableIndex:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], embedder: EmbedderLike = None) -> TableIndex:
-        """Loads a saved index; ``embedder`` must be the one it was built with."""
+        """Loads a saved index; ``embedder`` must be the one it was built with (default: the one
+        its saved name says: the hashing embedder with its parameters, or that
+        sentence-transformers model)."""
         return cls(_core.TableIndex.load(path), embedder)
 
     def save(

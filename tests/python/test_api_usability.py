@@ -3,10 +3,15 @@ and the top-level exports (issue 20, item 4)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 import tabret
 from tabret import GreedyJoinRetriever, HashingEmbedder, JarExactRetriever, JoinGraph, TableIndex
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @pytest.fixture(scope="module")
@@ -47,3 +52,29 @@ def test_top_level_exports() -> None:
 
     assert tabret.column_stats_from_database is column_stats_from_database
     assert "column_stats_from_database" in tabret.__all__
+
+
+def test_load_uses_the_saved_embedder(tmp_path: Path) -> None:
+    """TableIndex.load(dir) with no embedder loads the one the index was built with, the
+    hashing parameters included; a callable's name cannot be loaded and says so."""
+    from tabret.embedders import saved_embedder
+
+    emb = HashingEmbedder(dim=256, char_ngram=4, bigram_weight=0.5, stopwords=False)
+    built = TableIndex.build(tabret.demo_catalog(), emb, progress=False)
+    built.save(tmp_path / "idx")
+    loaded = TableIndex.load(tmp_path / "idx")
+    assert loaded.embedder_name == emb.name
+    q = "Which wards have the most beds?"
+    want = tabret.DenseRetriever(built).retrieve(q, 5)
+    assert tabret.DenseRetriever(loaded).retrieve(q, 5).table_names == want.table_names
+    assert isinstance(saved_embedder(HashingEmbedder().name), HashingEmbedder)
+
+    def my_model(texts: list[str]) -> object:
+        return emb.embed(texts)
+
+    TableIndex.build(tabret.demo_catalog(), my_model, progress=False).save(tmp_path / "mine")
+    with pytest.raises(ValueError, match=r"pass the same embedder to TableIndex\.load"):
+        TableIndex.load(tmp_path / "mine")
+    assert TableIndex.load(tmp_path / "mine", my_model).embedder_name.endswith(".my_model")
+    with pytest.raises(ValueError, match="cannot read the hashing parameters"):
+        saved_embedder("hashing(dim=x)")

@@ -158,11 +158,16 @@ def _questions(o: QueryOptions) -> list[str]:
 
 def run(o: QueryOptions) -> int:
     from tabret._core import load_index
+    from tabret.embedders import saved_embedder
     from tabret.index import TableIndex
 
     questions = _questions(o)
     core, graph, generated = load_index(o.index)  # one consistent read of the directory
-    embedder = embedder_arg(o.embedder or _embedder_name(core.embedder_name), o.quiet)
+    embedder = (
+        embedder_arg(o.embedder, o.quiet)
+        if o.embedder
+        else saved_embedder(core.embedder_name, progress=not o.quiet)
+    )
     index = TableIndex(core, embedder)  # type: ignore[arg-type]
     saved = SavedParts(o.index, graph, generated)
     results = make_retriever(o, index, saved).retrieve(questions, o.k)
@@ -180,20 +185,6 @@ def run(o: QueryOptions) -> int:
                 f"  {rank:>3}. {t.score:7.3f}  {t.name}{'  (bridge)' if t.name in bridges else ''}"
             )
     return 0
-
-
-def _embedder_name(saved: str) -> str:
-    """The CLI name of the embedder an index was saved with."""
-    from tabret.embedders import HashingEmbedder
-
-    if saved == HashingEmbedder().name:
-        return "hashing"
-    if saved.startswith("hashing("):
-        raise ValueError(
-            f"the index was built with a non-default hashing embedder ({saved}); "
-            "load it from Python with the same HashingEmbedder parameters"
-        )
-    return saved
 
 
 def _llm(o: QueryOptions) -> LLMLike | None:
