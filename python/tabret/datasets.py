@@ -47,7 +47,13 @@ def data_dir() -> Path:
 
     Raises FileNotFoundError naming the directory when it does not exist.
     """
-    path = Path(os.environ.get("TABRET_DATA_DIR") or "../shared/data")
+    given = os.environ.get("TABRET_DATA_DIR")
+    path = Path(given or "../shared/data")
     if not path.is_dir():
-        raise FileNotFoundError(f"benchmark data directory not found: {path} (set TABRET_DATA_DIR)")
+        where = f"TABRET_DATA_DIR={given}" if given else "the default ../shared/data"
+        raise FileNotFoundError(
+            f"benchmark data directory not found: {path.resolve()} ({where}, relative to the "
+            "current directory); set TABRET_DATA_DIR or pass --data-dir to the directory that "
+            "holds spider/, bird/, ..."
+        )
     return path

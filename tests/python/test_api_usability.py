@@ -78,3 +78,18 @@ def test_load_uses_the_saved_embedder(tmp_path: Path) -> None:
     assert TableIndex.load(tmp_path / "mine", my_model).embedder_name.endswith(".my_model")
     with pytest.raises(ValueError, match="cannot read the hashing parameters"):
         saved_embedder("hashing(dim=x)")
+
+
+def test_missing_data_directory_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tabret.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TABRET_DATA_DIR", raising=False)
+    assert main(["eval", "--benchmark", "spider-union", "--embedder", "hashing", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"not found: {tmp_path.parent.resolve() / 'shared/data'}" in err
+    assert "the default ../shared/data" in err
+    assert "set TABRET_DATA_DIR or pass --data-dir" in err
