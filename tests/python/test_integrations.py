@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tabret import DenseRetriever, HashingEmbedder, TableIndex, demo_catalog
@@ -115,3 +117,49 @@ def test_llama_index_rejects_bad_k(retriever: DenseRetriever) -> None:
 
     with pytest.raises(ValueError, match="k must be positive"):
         TabretRetriever(retriever, k=0)
+
+
+class _Counting(DenseRetriever):
+    """A dense retriever that counts its native calls and the questions in each."""
+
+    def __init__(self, index: TableIndex) -> None:
+        super().__init__(index)
+        self.calls: list[int] = []
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[Any]:
+        self.calls.append(len(batch))
+        return super()._raw(batch, k, k_columns)
+
+
+def _same_documents(got: list[list[Any]], want: list[list[Any]]) -> None:
+    """The same documents, with scores equal up to float rounding (a batch of questions is
+    scored by one matrix product, one question by a vector product)."""
+    assert [[d.id for d in docs] for docs in got] == [[d.id for d in docs] for docs in want]
+    flat_got = [d for docs in got for d in docs]
+    for g, w in zip(flat_got, [d for docs in want for d in docs], strict=True):
+        assert g.page_content == w.page_content
+        assert g.metadata["score"] == pytest.approx(w.metadata["score"], rel=1e-5)
+        assert {**g.metadata, "score": 0, "trace": 0} == {**w.metadata, "score": 0, "trace": 0}
+
+
+def test_langchain_batch_is_one_native_call(retriever: DenseRetriever) -> None:
+    import asyncio
+
+    pytest.importorskip("langchain_core")
+    from tabret.integrations.langchain import TabretRetriever
+
+    beds = "How many beds per ward?"
+    questions = [beds, "Which patients saw a doctor?", beds]
+    counting = _Counting(retriever.index)
+    lc = TabretRetriever(retriever=counting, k=3)
+    one_by_one = [lc.invoke(q) for q in questions]
+    assert counting.calls == [1, 1, 1]
+    counting.calls.clear()
+    _same_documents(lc.batch(questions), one_by_one)
+    assert counting.calls == [2]  # the distinct questions, once
+    counting.calls.clear()
+    _same_documents(asyncio.run(lc.abatch(questions)), one_by_one)
+    assert counting.calls == [2]
+    counting.calls.clear()
+    assert lc.invoke(questions[0]) == one_by_one[0]  # outside a batch: its own call again
+    assert counting.calls == [1]

@@ -3,14 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tabret.index import Retriever
+
+if TYPE_CHECKING:
+    from tabret.catalog import Catalog
+    from tabret.results import Retrieval
 
 __all__ = [
     "ContentFormat",
     "RetrieverLike",
     "TableDocument",
+    "documents",
     "missing_extra",
     "table_documents",
 ]
@@ -42,8 +47,11 @@ def table_documents(
     """The top-``k`` tables for ``question`` (cut where an adaptive method cut), best first."""
     if not isinstance(question, str):
         raise TypeError(f"question must be a str, got {type(question).__name__}")
-    res = retriever.retrieve(question, k)
-    catalog = retriever.index.catalog
+    return documents(retriever.retrieve(question, k), retriever.index.catalog, content)
+
+
+def documents(res: Retrieval, catalog: Catalog, content: ContentFormat) -> list[TableDocument]:
+    """The tables of one retrieval as documents (cut where an adaptive method cut)."""
     tables = res.tables if res.cut is None else res.tables[: res.cut]
     out = []
     for rank, t in enumerate(tables):

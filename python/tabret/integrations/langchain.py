@@ -6,20 +6,26 @@ docs = TabretRetriever(retriever=DenseRetriever(index), k=5).invoke("How many si
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 from tabret.index import Retriever
-from tabret.integrations._common import ContentFormat, missing_extra, table_documents
+from tabret.integrations._common import ContentFormat, documents, missing_extra, table_documents
 
 try:
     from langchain_core.callbacks import CallbackManagerForRetrieverRun
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
+    from langchain_core.runnables import RunnableConfig
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise missing_extra(__name__, "langchain-core", "langchain") from err
 from pydantic import ConfigDict, Field
 
 __all__ = ["TabretRetriever"]
+
+#: The documents of the questions of the batch being run, retrieved in one native call (each
+#: batch sets its own: LangChain runs the batch's invocations in copies of its context).
+_PREFETCHED: ContextVar[dict[str, list[Document]] | None] = ContextVar("prefetched", default=None)
 
 
 class TabretRetriever(BaseRetriever):
@@ -37,8 +43,58 @@ class TabretRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
+        prefetched = _PREFETCHED.get()
+        if prefetched is not None and query in prefetched:
+            return [d.model_copy(deep=True) for d in prefetched[query]]
         retriever: Retriever = self.retriever
-        return [
-            Document(page_content=d.content, metadata=d.metadata, id=d.id)
-            for d in table_documents(retriever, query, self.k, self.content)
-        ]
+        return _to_langchain(table_documents(retriever, query, self.k, self.content))
+
+    def _prefetch(self, inputs: list[Any]) -> dict[str, list[Document]]:
+        """The documents of every str input, from one batched ``retrieve``."""
+        questions = list(dict.fromkeys(q for q in inputs if isinstance(q, str)))
+        if not questions:
+            return {}
+        retriever: Retriever = self.retriever
+        results = retriever.retrieve(questions, self.k)
+        catalog = retriever.index.catalog
+        return {
+            q: _to_langchain(documents(r, catalog, self.content))
+            for q, r in zip(questions, results, strict=True)
+        }
+
+    def batch(
+        self,
+        inputs: list[Any],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """One native ``retrieve`` for the whole batch (not one per question); each input still
+        runs as its own invocation, with its callbacks."""
+        token = _PREFETCHED.set(self._prefetch(inputs))
+        try:
+            return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
+        finally:
+            _PREFETCHED.reset(token)
+
+    async def abatch(
+        self,
+        inputs: list[Any],
+        config: RunnableConfig | list[RunnableConfig] | None = None,
+        *,
+        return_exceptions: bool = False,
+        **kwargs: Any,
+    ) -> list[Any]:
+        """As :meth:`batch`, asynchronously."""
+        token = _PREFETCHED.set(self._prefetch(inputs))
+        try:
+            return await super().abatch(
+                inputs, config, return_exceptions=return_exceptions, **kwargs
+            )
+        finally:
+            _PREFETCHED.reset(token)
+
+
+def _to_langchain(docs: list[Any]) -> list[Document]:
+    return [Document(page_content=d.content, metadata=d.metadata, id=d.id) for d in docs]
