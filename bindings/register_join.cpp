@@ -138,7 +138,7 @@ void register_graph(py::module_& m) {
            const std::string& name, const std::optional<column_stats_table>& stats,
            const std::string& names, double default_uniqueness, std::size_t batch_size,
            std::size_t exhaustive_max_tables, std::size_t max_block_tables,
-           std::size_t max_edges_per_table) {
+           std::size_t max_edges_per_table, const py::object& progress) {
             join_graph_options o;
             o.names = to_name_style(names);
             o.compatibility.default_uniqueness = default_uniqueness;
@@ -147,11 +147,12 @@ void register_graph(py::module_& m) {
             o.max_block_tables = max_block_tables;
             o.max_edges_per_table = max_edges_per_table;
             auto embedder = to_embedder(embed, name);
+            auto report = python_progress_fn(progress);
             const column_stats_table none;
             py::gil_scoped_release release;
             const interrupt_scope interruptible(python_interrupt());
-            return std::make_shared<join_graph>(
-                join_graph::build(index->catalog(), embedder, name, stats ? *stats : none, o));
+            return std::make_shared<join_graph>(join_graph::build(
+                index->catalog(), embedder, name, stats ? *stats : none, o, report));
         },
         py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("stats") = py::none(),
         py::arg("names") = "natural",
@@ -159,7 +160,8 @@ void register_graph(py::module_& m) {
         py::arg("batch_size") = join_graph_options{}.batch_size,
         py::arg("exhaustive_max_tables") = join_graph_options{}.exhaustive_max_tables,
         py::arg("max_block_tables") = join_graph_options{}.max_block_tables,
-        py::arg("max_edges_per_table") = join_graph_options{}.max_edges_per_table);
+        py::arg("max_edges_per_table") = join_graph_options{}.max_edges_per_table,
+        py::arg("progress") = py::none());
     graph
         .def_static(
             "load",

@@ -68,18 +68,19 @@ void register_reverse(py::module_& m) {
             "from_questions",
             [](std::shared_ptr<const table_index> index, std::vector<std::string> questions,
                const py::object& embed, const std::string& embedder_name,
-               const std::string& generator, std::size_t batch_size) {
+               const std::string& generator, std::size_t batch_size, const py::object& progress) {
                 if (embedder_name != index->embedder_name())
                     throw py::value_error(
                         fmt::format("the index was built with embedder '{}', but '{}' was given",
                                     index->embedder_name(), embedder_name));
                 auto embedder = to_embedder(embed, embedder_name);
+                auto report = python_progress_fn(progress);
                 py::gil_scoped_release release;
                 return std::make_shared<question_index>(question_index::from_questions(
-                    *index, std::move(questions), generator, embedder, batch_size));
+                    *index, std::move(questions), generator, embedder, batch_size, report));
             },
             py::arg("index"), py::arg("questions"), py::arg("embed"), py::arg("embedder_name"),
-            py::arg("generator"), py::arg("batch_size") = 512)
+            py::arg("generator"), py::arg("batch_size") = 512, py::arg("progress") = py::none())
         .def_static(
             "load",
             [](const std::filesystem::path& path, std::shared_ptr<const table_index> index) {

@@ -28,6 +28,7 @@
 #include "tabret/join/column_stats.hpp"
 #include "tabret/join/compatibility.hpp"
 #include "tabret/join/join_graph.hpp"
+#include "tabret/progress.hpp"
 #include "tabret/retrieval/any_retriever.hpp"
 #include "tabret/retrieval/first_stage.hpp"
 #include "tabret/retrieval/first_stage/bm25_retriever.hpp"

@@ -475,6 +475,7 @@ class QuestionIndex:
         embedder_name: str,
         generator: str,
         batch_size: int = 512,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> QuestionIndex: ...
     @staticmethod
     def load(path: str | os.PathLike[str], index: TableIndex) -> QuestionIndex: ...
@@ -623,6 +624,7 @@ class JoinGraph:
         exhaustive_max_tables: int = 2000,
         max_block_tables: int = 256,
         max_edges_per_table: int = 32,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> JoinGraph: ...
     @staticmethod
     def load(path: str | os.PathLike[str], index: TableIndex) -> JoinGraph: ...

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
-from tabret.index import BaseRetriever, TableIndex, _NativeRetriever
+from tabret.index import BaseRetriever, Progress, TableIndex, _NativeRetriever, _progress
 from tabret.llms import CallableLLM, ReplaySource
 from tabret.rewriting import DecompositionRewriter, LLMLike
 
@@ -88,6 +88,7 @@ class JoinGraph:
         exhaustive_max_tables: int = _BUILD["exhaustive_max_tables"],
         max_block_tables: int = _BUILD["max_block_tables"],
         max_edges_per_table: int = _BUILD["max_edges_per_table"],
+        progress: Progress = True,
     ) -> JoinGraph:
         """Embeds every column's ``table:column`` text with the index's embedder and scores
         the table pairs of each database; ``stats`` adds uniqueness and values.
@@ -96,7 +97,9 @@ class JoinGraph:
         graph). A larger one scores only pairs of tables sharing a (type family, name word) of
         a column, skipping words shared by more than ``max_block_tables`` tables, and keeps the
         ``max_edges_per_table`` heaviest inferred edges of each table plus every declared
-        foreign key: memory and edges linear in the tables. Ctrl-C stops the build."""
+        foreign key: memory and edges linear in the tables. ``progress``: a bar while the
+        columns are embedded (False: none; or a callable ``(stage, done, total)``). Ctrl-C
+        stops the build."""
         core = _core.JoinGraph.build(
             index.core,
             index._embed,
@@ -107,6 +110,7 @@ class JoinGraph:
             exhaustive_max_tables=exhaustive_max_tables,
             max_block_tables=max_block_tables,
             max_edges_per_table=max_edges_per_table,
+            progress=_progress(progress),
         )
         return cls(core, index)
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from tabret import _core
-from tabret.index import TableIndex, _NativeRetriever
+from tabret.index import Progress, TableIndex, _NativeRetriever, _progress
 from tabret.llms import CachedLLM, ResponseCache, _name_of
 from tabret.rewriting import LLMLike, LLMQuestionGenerator, PromptSet, TemplateQuestionGenerator
 
@@ -60,6 +60,7 @@ class GeneratedQuestions:
         cache: ResponseCache | PathLike | None = None,
         max_columns: int = 6,
         batch_size: int = 512,
+        progress: Progress = True,
     ) -> GeneratedQuestions:
         """One question per table: ``"template"`` (offline, ``What are the c1, … and cn of each
         <table>?`` over the first ``max_columns`` columns) or an LLM asked once for every table
@@ -74,7 +75,7 @@ class GeneratedQuestions:
             llm: LLMLike = CachedLLM(generator, cache) if cache is not None else generator
             texts = LLMQuestionGenerator(index.catalog, llm, prompts).generate(ids)
             name = f"llm:{_name_of(llm)}"
-        return cls.from_questions(index, texts, name, batch_size=batch_size)
+        return cls.from_questions(index, texts, name, batch_size=batch_size, progress=progress)
 
     @classmethod
     def from_questions(
@@ -84,11 +85,19 @@ class GeneratedQuestions:
         generator: str = "given",
         *,
         batch_size: int = 512,
+        progress: Progress = True,
     ) -> GeneratedQuestions:
         """Given questions, ``questions[t]`` for table ``t`` (e.g. written by a fine-tuned model
-        elsewhere), embedded with the index's embedder; ``generator`` names them in the manifest."""
+        elsewhere), embedded with the index's embedder (a bar while they are, unless
+        ``progress=False``); ``generator`` names them in the manifest."""
         core = _core.QuestionIndex.from_questions(
-            index.core, list(questions), index._embed, index.embedder_name, generator, batch_size
+            index.core,
+            list(questions),
+            index._embed,
+            index.embedder_name,
+            generator,
+            batch_size,
+            _progress(progress),
         )
         return cls(core, index)
 

@@ -93,3 +93,22 @@ def test_missing_data_directory_is_one_line(
     assert f"not found: {tmp_path.parent.resolve() / 'shared/data'}" in err
     assert "the default ../shared/data" in err
     assert "set TABRET_DATA_DIR or pass --data-dir" in err
+
+
+def test_join_graph_and_generated_questions_report_progress(index: TableIndex) -> None:
+    from tabret.reverse import GeneratedQuestions
+
+    seen: list[tuple[str, int, int]] = []
+    JoinGraph.build(index, progress=lambda *report: seen.append(report))
+    GeneratedQuestions.build(index, batch_size=32, progress=lambda *report: seen.append(report))
+    columns = [r for r in seen if r[0] == "join graph columns"]
+    questions = [r for r in seen if r[0] == "generated questions"]
+    assert columns[-1] == ("join graph columns", 340, 340)
+    assert [done for _, done, _ in questions] == [32, 64, 69]
+    assert {total for _, _, total in questions} == {69}
+
+    def stop(stage: str, done: int, total: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        JoinGraph.build(index, progress=stop)

@@ -25,6 +25,7 @@
 #include "tabret/io/catalog_json.hpp"
 #include "tabret/io/checksum.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/progress.hpp"
 
 namespace tabret {
 
@@ -59,23 +60,25 @@ class question_index {
     template <QuestionGenerator G, Embedder E>
     static question_index build(const table_index& index, const G& generator,
                                 std::string generator_name, const E& embedder,
-                                std::size_t batch_size = 512) {
+                                std::size_t batch_size = 512, const progress_fn& progress = {}) {
         std::vector<table_id> ids(index.catalog().tables().size());
         std::iota(ids.begin(), ids.end(), table_id{0});
         return from_questions(index, generator.generate(ids), std::move(generator_name), embedder,
-                              batch_size);
+                              batch_size, progress);
     }
 
     /**
-     * @brief Embeds given questions, @p questions[t] for table t (e.g. written offline).
+     * @brief Embeds given questions, @p questions[t] for table t (e.g. written offline),
+     * reporting "generated questions" progress after each batch.
      * @throws error unless there is one non-empty question per table; embedding_error for a bad
-     * embedder answer or a dimension other than the index's.
+     * embedder answer or a dimension other than the index's; whatever @p progress throws.
      */
     template <Embedder E>
     static question_index from_questions(const table_index& index,
                                          std::vector<std::string> questions,
                                          std::string generator_name, const E& embedder,
-                                         std::size_t batch_size = 512) {
+                                         std::size_t batch_size = 512,
+                                         const progress_fn& progress = {}) {
         const auto n = index.catalog().tables().size();
         if (questions.size() != n)
             throw error(fmt::format("question generator '{}' returned {} questions for {} tables",
@@ -87,7 +90,9 @@ class question_index {
                                 "table {} ({})",
                                 generator_name, t, index.catalog().qualified_name(t)));
         auto vectors =
-            embed_in_batches(embedder, questions, batch_size, index.dim(), [](std::size_t) {});
+            embed_in_batches(embedder, questions, batch_size, index.dim(), [&](std::size_t done) {
+                if (progress) progress("generated questions", done, n);
+            });
         return question_index(std::move(questions), exact_index(std::move(vectors)),
                               std::move(generator_name), index.embedder_name(),
                               index.catalog_fingerprint());

@@ -18,6 +18,7 @@
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/hnsw_index.hpp"
 #include "tabret/io/artifact_version.hpp"
+#include "tabret/progress.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
@@ -33,12 +34,6 @@ struct table_index_options {
     hnsw_params hnsw{};            ///< Used when kind == hnsw.
     std::size_t batch_size = 512;  ///< Texts per embedder call while building.
 };
-
-/// Progress while building: stage ("tables", "columns": embedding; "hnsw tables",
-/// "hnsw columns": graph insertions), items done, items in stage.
-/// It may throw (e.g. a Python KeyboardInterrupt) to abandon the build.
-using progress_fn =
-    std::function<void(std::string_view stage, std::size_t done, std::size_t total)>;
 
 /// The version of the saved directory (the artifact, io/artifact.hpp) this tabret writes and reads.
 inline constexpr int table_index_version = static_cast<int>(detail::artifact_version);

@@ -30,6 +30,7 @@
 #include "tabret/io/sealed_json.hpp"
 #include "tabret/join/column_stats.hpp"
 #include "tabret/join/compatibility.hpp"
+#include "tabret/progress.hpp"
 #include "tabret/serialize.hpp"
 #include "tabret/text/tokenize.hpp"
 
@@ -90,13 +91,15 @@ class join_graph {
     }
 
     /**
-     * @brief Embeds every column text with @p embedder (batch_size texts per call) and scores
-     * every table pair of every database.
-     * @throws error for an empty catalog; embedding_error for a bad embedder answer.
+     * @brief Embeds every column text with @p embedder (batch_size texts per call, reporting
+     * "join graph columns" progress after each) and scores every table pair of every database.
+     * @throws error for an empty catalog; embedding_error for a bad embedder answer; whatever
+     * @p progress throws.
      */
     template <Embedder E>
     static join_graph build(const catalog& cat, const E& embedder, std::string embedder_name,
-                            const column_stats_table& stats = {}, join_graph_options o = {}) {
+                            const column_stats_table& stats = {}, join_graph_options o = {},
+                            const progress_fn& progress = {}) {
         if (cat.columns().empty()) throw error("cannot build a join graph over no columns");
         if (o.batch_size == 0) throw error("batch_size must be positive");
         std::vector<std::string> texts;
@@ -112,6 +115,7 @@ class join_graph {
             if (begin == 0) vectors.resize(static_cast<Eigen::Index>(texts.size()), part.cols());
             vectors.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(n)) =
                 part;
+            if (progress) progress("join graph columns", begin + n, texts.size());
         }
         return from_vectors(cat, std::move(vectors), std::move(embedder_name), stats, o);
     }
