@@ -3,6 +3,10 @@
 #include <tabret/serialize.hpp>
 #include <tabret/text/segment.hpp>
 
+#include <algorithm>
+#include <cstddef>
+#include <string>
+
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
@@ -30,9 +34,13 @@ namespace {
 template <class T>
 std::string record_repr(const char* type, const T& r) {
     const auto quoted = [](const std::string& text) {
-        constexpr std::size_t shown = 60;
-        return py::repr(py::str(text.size() > shown ? text.substr(0, shown) + "…" : text))
-            .template cast<std::string>();
+        // At most 60 bytes, cut before a UTF-8 continuation byte (never inside a character).
+        std::size_t cut = std::min<std::size_t>(text.size(), 60);
+        while (cut > 0 && cut < text.size() &&
+               (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+            --cut;
+        const auto shown = cut < text.size() ? text.substr(0, cut) + "…" : text;
+        return py::repr(py::str(shown)).template cast<std::string>();
     };
     std::string out = fmt::format("{}(name={}", type, quoted(r.name));
     if constexpr (requires { r.nl_name; })

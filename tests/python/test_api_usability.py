@@ -33,6 +33,12 @@ def test_reprs_say_what_the_object_is(index: TableIndex) -> None:
     t = cat.add_table(db, "t", "t", "x" * 100)
     assert repr(cat.table(t)) == f"Table(name='t', description='{'x' * 60}…')"
     assert repr(cat.database(db)) == "Database(name='d')"
+    # A long description of multi-byte characters is cut between characters, never inside one.
+    for pad in range(3):
+        u = cat.add_table(db, f"u{pad}", f"u{pad}", "x" * pad + "é" * 40)
+        shown = repr(cat.table(u)).split("description='")[1]
+        assert shown.endswith("…')")
+        assert shown == "x" * pad + "é" * ((60 - pad) // 2) + "…')"
 
 
 def test_join_aware_selectors_run_without_an_llm(index: TableIndex) -> None:
