@@ -277,7 +277,7 @@ def saved_embedder(name: str, *, progress: bool = True) -> Embedder | HashingEmb
     m = _HASHING_NAME.fullmatch(name)
     if m is not None:
         dim, n, w, b, c, all_words = m.groups()
-        return HashingEmbedder(
+        hashing = HashingEmbedder(
             dim=int(dim),
             char_ngram=int(n),
             word_weight=float(w),
@@ -285,6 +285,8 @@ def saved_embedder(name: str, *, progress: bool = True) -> Embedder | HashingEmb
             char_weight=float(c),
             stopwords=all_words is None,
         )
+        if hashing.name == name:  # the name is C++'s format: a parse must give it back
+            return hashing
     if name.startswith("hashing("):
         raise ValueError(f"cannot read the hashing parameters of embedder '{name}'")
     try:

@@ -272,6 +272,20 @@ def test_failures_are_one_line(
     assert line in err
 
 
+def test_broken_pipe_is_not_reported_as_an_error() -> None:
+    """A reader that left early (`| head`) is a BrokenPipeError, an OSError: no error line. In a
+    subprocess, since the handler points the process's stdout at /dev/null."""
+    script = (
+        "from tabret.cli import demo, main\n"
+        "def command(args):\n"
+        "    raise BrokenPipeError\n"
+        "demo.command = command\n"
+        "raise SystemExit(main(['demo', '--embedder', 'hashing']))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert (result.returncode, result.stderr) == (1, "")
+
+
 def test_unknown_model_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("sentence_transformers")
     source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")

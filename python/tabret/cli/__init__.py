@@ -83,6 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.argv = argv
     try:
         return int(args.func(args))
+    except BrokenPipeError:  # `tabret query … | head`: the reader left (an OSError: first)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except (Error, OSError, ValueError) as err:
         print(f"tabret: error: {err}", file=sys.stderr)
         return 1
@@ -92,6 +95,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("tabret: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # e.g. `tabret query ... | head`: the reader left early
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 1

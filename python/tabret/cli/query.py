@@ -22,6 +22,7 @@ from tabret.methods import (
     compose,
     method_help,
     method_names,
+    score_meaning,
 )
 
 if TYPE_CHECKING:
@@ -174,8 +175,6 @@ def run(o: QueryOptions) -> int:
     if o.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
-    from tabret.methods import score_meaning
-
     print(f"(rank. score  table; score: {score_meaning(o.pipeline or o.method)})")
     for res in results:
         print(res.question)

@@ -23,9 +23,12 @@ from pydantic import ConfigDict, Field
 
 __all__ = ["TabretRetriever"]
 
-#: The documents of the questions of the batch being run, retrieved in one native call (each
-#: batch sets its own: LangChain runs the batch's invocations in copies of its context).
-_PREFETCHED: ContextVar[dict[str, list[Document]] | None] = ContextVar("prefetched", default=None)
+#: The retriever running a batch and the documents of the batch's questions, retrieved in one
+#: native call (each batch sets its own: LangChain runs the batch's invocations in copies of
+#: its context).
+_PREFETCHED: ContextVar[tuple[object, dict[str, list[Document]]] | None] = ContextVar(
+    "prefetched", default=None
+)
 
 
 class TabretRetriever(BaseRetriever):
@@ -43,8 +46,8 @@ class TabretRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
     ) -> list[Document]:
-        prefetched = _PREFETCHED.get()
-        if prefetched is not None and query in prefetched:
+        owner, prefetched = _PREFETCHED.get() or (None, {})
+        if owner is self and query in prefetched:
             return [d.model_copy(deep=True) for d in prefetched[query]]
         retriever: Retriever = self.retriever
         return _to_langchain(table_documents(retriever, query, self.k, self.content))
@@ -72,7 +75,7 @@ class TabretRetriever(BaseRetriever):
     ) -> list[Any]:
         """One native ``retrieve`` for the whole batch (not one per question); each input still
         runs as its own invocation, with its callbacks."""
-        token = _PREFETCHED.set(self._prefetch(inputs))
+        token = _PREFETCHED.set((self, self._prefetch(inputs)))
         try:
             return super().batch(inputs, config, return_exceptions=return_exceptions, **kwargs)
         finally:
@@ -87,7 +90,7 @@ class TabretRetriever(BaseRetriever):
         **kwargs: Any,
     ) -> list[Any]:
         """As :meth:`batch`, asynchronously."""
-        token = _PREFETCHED.set(self._prefetch(inputs))
+        token = _PREFETCHED.set((self, self._prefetch(inputs)))
         try:
             return await super().abatch(
                 inputs, config, return_exceptions=return_exceptions, **kwargs
