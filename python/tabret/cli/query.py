@@ -1,18 +1,17 @@
-"""``tabret query``: every method of :mod:`tabret.methods` over a saved index, with an
-OpenAI-compatible LLM when ``--llm-url`` is given and the offline path otherwise."""
+"""``tabret query``: every method of :mod:`tabret.methods` over a saved index, with an LLM
+when ``--llm local`` or ``--llm-url`` is given and the offline path otherwise."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import urllib.parse
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tabret.adaptive import ThresholdRule
+from tabret.cli import _llm
 from tabret.cli._common import add_threshold_rule, embedder_arg
 from tabret.methods import (
     METHODS,
@@ -45,8 +44,7 @@ class QueryOptions:
     method: str
     pipeline: str | None
     closure: bool
-    llm_url: str | None
-    llm_model: str
+    llm: _llm.LLMChoice
     adaptive: AdaptiveOptions
     embedder: str | None
     json: bool
@@ -94,7 +92,7 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         default="single-hop",
         choices=method_names(),
         help=method_help() + " (default: single-hop). The join graph and the generated "
-        "questions come from `tabret index --join-graph --questions`, the LLM from --llm-url",
+        "questions come from `tabret index --join-graph --questions`, the LLM from --llm",
     )
     p.add_argument(
         "--pipeline",
@@ -108,9 +106,15 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         help="add the bridge tables on foreign-key paths between the tables found (needs the "
         "join graph)",
     )
-    g = p.add_argument_group("LLM (crush; optional for murre, greedy-join, jar-exact)")
-    g.add_argument("--llm-url", help="an OpenAI-compatible endpoint, e.g. http://localhost:8000/v1")
-    g.add_argument("--llm-model", default="gpt-4o-mini", help="model name (default: gpt-4o-mini)")
+    _llm.add_arguments(
+        p,
+        "LLM (crush; optional for murre, greedy-join, jar-exact)",
+        sources=["none", "local", "replay"],
+        default="none",
+        help="local: start the bundled Gemma 3 270M (or --llm-model FILE.gguf) in a llama.cpp "
+        "server for this command (needs tabret[local-llm]); replay: answers from "
+        "--llm-replay; none (default): the offline path, or --llm-url",
+    )
     g = p.add_argument_group("adaptive")
     add_threshold_rule(
         g,
@@ -137,8 +141,7 @@ def command(args: argparse.Namespace) -> int:
             method=args.method,
             pipeline=args.pipeline,
             closure=args.closure,
-            llm_url=args.llm_url,
-            llm_model=args.llm_model,
+            llm=_llm.choice(args),
             adaptive=AdaptiveOptions(rule=args.threshold_rule, value=args.threshold),
             embedder=args.embedder,
             json=args.json,
@@ -171,7 +174,9 @@ def run(o: QueryOptions) -> int:
     )
     index = TableIndex(core, embedder)  # type: ignore[arg-type]
     saved = SavedParts(o.index, graph, generated)
-    results = make_retriever(o, index, saved).retrieve(questions, o.k)
+    with _llm.open_llm(o.llm, quiet=o.quiet) as live:
+        retriever = make_retriever(o, index, saved, live.llm if live else None)
+        results = retriever.retrieve(questions, o.k)
     if o.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
@@ -186,22 +191,11 @@ def run(o: QueryOptions) -> int:
     return 0
 
 
-def _llm(o: QueryOptions) -> LLMLike | None:
-    if not o.llm_url:
-        return None
-    from tabret.llms import OpenAICompatibleLLM
-
-    # Credentials in the URL (http://user:KEY@host/v1) are the ones meant: no key from the
-    # environment then (the client refuses both at once).
-    in_url = "@" in urllib.parse.urlsplit(o.llm_url).netloc
-    key = os.environ.get("TABRET_LLM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    return OpenAICompatibleLLM(o.llm_url, o.llm_model, None if in_url else key)
-
-
-def make_retriever(o: QueryOptions, index: TableIndex, saved: SavedParts) -> BaseRetriever:
+def make_retriever(
+    o: QueryOptions, index: TableIndex, saved: SavedParts, llm: LLMLike | None
+) -> BaseRetriever:
     """The retriever ``--method`` or ``--pipeline`` names over a loaded index (``--closure``
     wraps it)."""
-    llm = _llm(o)
 
     def build(method: Method[Any], first: BaseRetriever | None) -> BaseRetriever:
         inputs = replace(_inputs(method, index, saved, llm), first=first)
@@ -221,7 +215,7 @@ def _options(method: Method[Any], o: QueryOptions) -> object:
 def _inputs(
     method: Method[Any], index: TableIndex, saved: SavedParts, llm: LLMLike | None
 ) -> Inputs:
-    """What ``method`` needs, from the index directory and --llm-url; a clear error (or an
+    """What ``method`` needs, from the index directory and --llm; a clear error (or an
     offline note) where something is missing."""
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
@@ -240,7 +234,9 @@ def _inputs(
             )
         questions = GeneratedQuestions(saved.questions, index)
     if "llm" in method.needs and llm is None:
-        raise ValueError(f"{method.name} hallucinates a schema with an LLM: give --llm-url")
+        raise ValueError(
+            f"{method.name} hallucinates a schema with an LLM: give --llm local or --llm-url"
+        )
     if llm is None and method.offline:
-        print(f"note: {method.name} without --llm-url: {method.offline}", file=sys.stderr)
+        print(f"note: {method.name} without an LLM: {method.offline}", file=sys.stderr)
     return Inputs(llm=llm, graph=graph, questions=questions)
