@@ -15,7 +15,8 @@ deps:
 test-deps:
 	scripts/install-deps.sh --test
 
-PIP := $(PYTHON) -m pip install --quiet --root-user-action=ignore
+# Not --quiet: a source build (tabret, llama-cpp-python) takes minutes and says what it is doing.
+PIP := $(PYTHON) -m pip install --progress-bar off --root-user-action=ignore
 # The CPU build of torch, before anything that depends on torch (a plain `torch` would be CUDA).
 TORCH := torch==2.13.0
 
