@@ -138,6 +138,7 @@ def join_setup(
     index: TableIndex,
     data: Path | None,
     llm: LLMLike | None = None,
+    progress: bool = True,
 ) -> JoinSetup | None:
     """The join graph and the decompositions, when a join-aware method runs: ``llm``'s when
     given (a live model writes them), else JAR's recorded ones (or none)."""
@@ -148,7 +149,7 @@ def join_setup(
 
     dataset = _jar_dataset(bench.name)
     stats = jar_column_stats(bench.catalog, dataset, data) if j.value_stats else None
-    graph = JoinGraph.build(index, stats)
+    graph = JoinGraph.build(index, stats, progress=progress)
     if llm is not None:
         print(f"decompositions: {_name_of(llm)} writes them\n", file=sys.stderr, flush=True)
         return JoinSetup(dataset, graph, llm)

@@ -124,8 +124,9 @@ class OpenLLM:
     client: OpenAICompatibleLLM | None
     recording: RecordingLLM | None
 
-    def usage_line(self, questions: int) -> str:
-        """Requests, tokens and seconds of the live model, in all and per question."""
+    def usage_line(self, questions: int, wall: float) -> str:
+        """Requests, tokens and seconds of the live model per question, and the command's
+        wall time per question (``wall`` seconds in all) without the LLM's."""
         if self.client is None:
             return ""
         u, n = self.client.usage, max(questions, 1)
@@ -133,7 +134,8 @@ class OpenLLM:
             f"LLM {self.client.model} ({self.client.api}): {u.requests} requests "
             f"({u.requests / n:.2f} per question), {u.prompt_tokens / n:.0f} prompt + "
             f"{u.completion_tokens / n:.1f} completion tokens and {u.seconds / n:.2f} s of "
-            f"requests per question over {questions} questions"
+            f"requests per question; tabret {(wall - u.seconds) / n:.2f} s per question "
+            f"(index, embeddings and retrieval; {questions} questions)"
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -362,7 +363,9 @@ def _runs(
         other = _adaptive.calibration_bench(
             o.adaptive, o.benchmark, embedder, o.text, o.data_dir, o.quiet
         )
-    join = _eval_join.join_setup(_stage_names(o), o.join, bench, index, o.data_dir, llm)
+    join = _eval_join.join_setup(
+        _stage_names(o), o.join, bench, index, o.data_dir, llm, progress=not o.quiet
+    )
     offline = o.llm.source == "offline"
     results: list[EvalResult] = []
     runs: list[tuple[str, BaseRetriever]] = []
@@ -402,6 +405,7 @@ def run(o: EvalOptions) -> int:
     bench = _benchmark(o)
     embedder = _embedder(o)
     per_k = o.per_k or any(METHODS[m].per_k for m in _stage_names(o)) or True in o.join.closure
+    started = time.perf_counter()
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         llm = live.llm if live else None
         if bench.per_database:
@@ -414,7 +418,9 @@ def run(o: EvalOptions) -> int:
             results = _evaluate(o, bench, embedder, per_k, llm)
         _report(o, results, bench, per_k=per_k)
         if live is not None and live.client is not None:
-            print(live.usage_line(len(bench.questions)), file=sys.stderr if o.json else sys.stdout)
+            wall = time.perf_counter() - started
+            line = live.usage_line(len(bench.questions), wall)
+            print(line, file=sys.stderr if o.json else sys.stdout)
     return 0
 
 
