@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -236,7 +237,7 @@ class OpenAICompatibleLLM:
     ``proxies`` maps schemes to proxy URLs (``{}``: always connect directly; ``None``: the
     environment's ``http_proxy``/``no_proxy``). A batch runs on up to ``concurrency`` threads;
     identical prompts are sent once; answers keep the order of the prompts. :attr:`usage`
-    counts requests, tokens and seconds.
+    counts requests, tokens and seconds; ``progress=True`` shows a bar over a batch's requests.
 
     A request that fails with a connection error, a timeout (``timeout`` seconds per socket
     operation), HTTP 429 or a 5xx status is retried up to ``max_retries`` times after
@@ -270,6 +271,7 @@ class OpenAICompatibleLLM:
         headers: Mapping[str, str] | None = None,
         proxies: Mapping[str, str] | None = None,
         name: str | None = None,
+        progress: bool = False,
     ) -> None:
         if not model:
             raise ValueError("model must not be empty")
@@ -305,6 +307,7 @@ class OpenAICompatibleLLM:
         self.system_prompt = system_prompt
         self.extra_body = dict(extra_body or {})
         self.usage = Usage()
+        self.progress = progress
         self._usage_lock = threading.Lock()
         self._api_lock = threading.Lock()
         self._name = name or model
@@ -335,8 +338,12 @@ class OpenAICompatibleLLM:
         pool = ThreadPoolExecutor(
             max_workers=min(self.concurrency, len(unique)), thread_name_prefix="tabret-llm"
         )
+        bar = self._bar(len(unique))
         try:
             futures = [pool.submit(self._complete, p, cancel) for p in unique]
+            if bar is not None:
+                for future in futures:
+                    future.add_done_callback(lambda _: bar.update(1))
             done, _ = wait(futures, return_when=FIRST_EXCEPTION)
             # The earliest failed prompt is reported, for a stable message.
             for future in futures:
@@ -347,7 +354,17 @@ class OpenAICompatibleLLM:
         finally:
             cancel.set()  # wakes workers sleeping before a retry; they give up
             pool.shutdown(wait=True, cancel_futures=True)
+            if bar is not None:
+                bar.close()
         return [answers[p] for p in prompts]
+
+    def _bar(self, total: int) -> Any:
+        """A progress bar over a batch's requests (``progress=True``), else ``None``."""
+        if not self.progress:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=total, desc=f"LLM {self._name}", unit="req", file=sys.stderr, leave=False)
 
     def complete_one(self, prompt: str) -> str:
         """One prompt, with the retries; raises :class:`LLMError` after the last one."""

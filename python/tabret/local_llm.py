@@ -259,21 +259,22 @@ class LocalLLMServer:
     def llm(
         self,
         *,
+        api: Api | None = None,
         sampling: Sampling | PromptSampling | None = None,
         timeout: float = 120.0,
         concurrency: int = 1,
         **options: Any,
     ) -> OpenAICompatibleLLM:
-        """An :class:`OpenAICompatibleLLM` for this server, with the protocol :meth:`api` chose
-        and ``sampling`` (default: the built-in prompts' settings, :class:`PromptSampling`).
-        The server answers one request at a time, so ``concurrency`` defaults to 1; more only
-        queue there (and count against ``timeout``)."""
+        """An :class:`OpenAICompatibleLLM` for this server, with the protocol ``api`` (default:
+        the one :meth:`api` chooses) and ``sampling`` (default: the built-in prompts' settings,
+        :class:`PromptSampling`). The server answers one request at a time, so
+        ``concurrency`` defaults to 1; more only queue there (and count against ``timeout``)."""
         if not self.running:
             self.start()
         return OpenAICompatibleLLM(
             self.base_url,
             self.model_name,
-            api=options.pop("api", self.api()),
+            api=api or self.api(),
             sampling=sampling if sampling is not None else PromptSampling(),
             timeout=timeout,
             concurrency=concurrency,

@@ -183,7 +183,7 @@ def test_query_method_needs_are_reported(
     for method, needs in [
         ("reverse", "tabret index --questions"),
         ("greedy-join", "tabret index --join-graph"),
-        ("crush", "give --llm-url"),
+        ("crush", "give --llm local or --llm-url"),
     ]:
         assert main(["query", str(out), "q", "--method", method]) == 1
         assert needs in capsys.readouterr().err

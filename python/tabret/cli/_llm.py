@@ -158,7 +158,7 @@ def open_llm(c: LLMChoice, *, quiet: bool) -> Iterator[OpenLLM | None]:
             client = _local(c, stack, quiet)
             llm = client
         else:
-            client = _remote(c)
+            client = _remote(c, quiet)
             llm = client
         if c.cache:
             from tabret.llms import CachedLLM
@@ -189,13 +189,13 @@ def _local(c: LLMChoice, stack: contextlib.ExitStack, quiet: bool) -> OpenAIComp
     if not quiet:
         print(f"starting a local LLM server for {server.model_name} ...", file=sys.stderr)
     stack.enter_context(server)
-    client = server.llm() if c.api == "auto" else server.llm(api=c.api)
+    client = server.llm(api=None if c.api == "auto" else c.api, progress=not quiet)
     if not quiet:
         print(f"{server} answers with {client.api}", file=sys.stderr)
     return client
 
 
-def _remote(c: LLMChoice) -> OpenAICompatibleLLM:
+def _remote(c: LLMChoice, quiet: bool) -> OpenAICompatibleLLM:
     from tabret.llms import OpenAICompatibleLLM, PromptSampling
 
     assert c.url is not None
@@ -209,4 +209,5 @@ def _remote(c: LLMChoice) -> OpenAICompatibleLLM:
         None if in_url else key,
         api=c.api,
         sampling=PromptSampling(),
+        progress=not quiet,
     )
