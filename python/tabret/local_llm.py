@@ -109,7 +109,8 @@ class LocalLLMServer:
     for generation and prompt processing (default: :func:`default_threads`) and a context of
     ``context`` tokens. :meth:`start` waits until ``/v1/models`` answers (at most
     ``startup_timeout`` seconds) and raises :class:`LocalLLMError` with the end of the server's
-    log if it exits or does not answer in time. The log goes to a temporary file (``log``)."""
+    log if it exits or does not answer in time. The log goes to a temporary file (``log``),
+    deleted when the server stops after a good start."""
 
     def __init__(
         self,
@@ -195,7 +196,7 @@ class LocalLLMServer:
         try:
             self._wait_ready()
         except BaseException:
-            self.stop()
+            self.stop(keep_log=True)
             raise
         return self
 
@@ -229,8 +230,9 @@ class LocalLLMServer:
         tail = self.log.read_text("utf-8", errors="replace").splitlines()[-lines:]
         return f"; the end of its log ({self.log}):\n  " + "\n  ".join(tail) if tail else ""
 
-    def stop(self) -> None:
-        """Terminates the server and waits for it (killed after 10 s); safe to call twice."""
+    def stop(self, keep_log: bool = False) -> None:
+        """Terminates the server and waits for it (killed after 10 s); safe to call twice. The
+        log is deleted unless ``keep_log`` (a failed start keeps it: its error names it)."""
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
             process.terminate()
@@ -242,6 +244,8 @@ class LocalLLMServer:
         if self._log_file is not None:
             self._log_file.close()
             self._log_file = None
+            if not keep_log and self.log is not None:
+                self.log.unlink(missing_ok=True)
         atexit.unregister(self.stop)
 
     def __enter__(self) -> LocalLLMServer:
