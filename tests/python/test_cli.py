@@ -313,3 +313,31 @@ def test_quiet_hides_the_model_loading_bar(tmp_path: Path) -> None:
     assert "Loading weights" in loud.stderr
     assert "Loading weights" not in quiet.stderr
     assert quiet.stdout == loud.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--llm", "replay"], "--llm replay answers from a recording: give --llm-replay FILE"),
+        (["--llm-record", "r.jsonl"], "--llm-record records a live model"),
+        (["--llm-threads", "2"], "--llm-threads sets the threads of --llm local"),
+        (["--llm", "local", "--llm-url", "http://h/v1"], "does not go with --llm local"),
+    ],
+)
+def test_llm_option_combinations_are_checked(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad --llm combinations are one-line errors before anything runs (no server started)."""
+    query = ["query", str(tmp_path / "no-index"), "q", "--method", "greedy-join"]
+    assert main([*query, *args]) == 1
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_index_llm_needs_questions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    args = ["index", "json", source, str(tmp_path / "idx"), "--embedder", "hashing"]
+    assert main([*args, "--llm", "replay", "--llm-replay", "r.jsonl"]) == 1
+    assert "--llm writes the generated questions: add --questions" in capsys.readouterr().err
+    assert not (tmp_path / "idx").exists()

@@ -248,20 +248,34 @@ def test_slow_answer_and_timeout(server: LocalLLMServer) -> None:
         hasty([prompt + "Another one.\n"])
 
 
-def test_query_cli_greedy_join_with_local_llm(tmp_path: Path) -> None:
-    """`tabret query --method greedy-join --llm local` on the demo catalog: starts the model
-    server, uses its decompositions, stops it."""
+def test_cli_index_and_query_with_local_llm(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`tabret index --join-graph --questions --llm local` saves questions the model wrote;
+    `tabret query --method greedy-join --llm local` uses its decompositions, and `--method
+    reverse` the saved questions; each command starts the model server and stops it."""
     from tabret.cli import main
+    from tabret.reverse import GeneratedQuestions
 
     source = str(Path(tabret.__file__).parent / "data/demo/catalog.json")
     out = tmp_path / "idx"
-    args = ["index", "json", source, str(out), "--embedder", "hashing", "--join-graph"]
-    assert main([*args, "--quiet"]) == 0
     question = demo_questions()[2].question
-    preload = os.environ.pop("LD_PRELOAD", None)
+    preload = os.environ.pop("LD_PRELOAD", None)  # see _server
     try:
-        code = main(["query", str(out), question, "--method", "greedy-join", "--llm", "local"])
+        args = ["index", "json", source, str(out), "--embedder", "hashing", "--join-graph"]
+        assert main([*args, "--questions", "--llm", "local", "--quiet"]) == 0
+        assert "(llm:gemma-3-270m-q4_k_m.gguf)" in capsys.readouterr().out
+        for method in ("greedy-join", "reverse"):
+            query = ["query", str(out), question, "--method", method, "--quiet"]
+            assert main([*query, "--llm", "local"]) == 0
+            shown = capsys.readouterr().out.splitlines()
+            assert shown[1] == question
+            assert len(shown) == 2 + 5  # legend, question, five tables
     finally:
         if preload is not None:
             os.environ["LD_PRELOAD"] = preload
-    assert code == 0
+    index = TableIndex.load(out)
+    saved = GeneratedQuestions.load(out, index)
+    assert saved.generator == "llm:gemma-3-270m-q4_k_m.gguf"
+    assert len(saved) == index.catalog.num_tables
+    assert len(set(saved.questions)) > index.catalog.num_tables // 2  # not one canned answer

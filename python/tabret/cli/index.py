@@ -7,6 +7,7 @@ import argparse
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from tabret.cli import _llm
 from tabret.cli._common import (
     LOADERS,
     TextFormat,
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from tabret.index import TableIndex
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
+    from tabret.rewriting import LLMLike
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,7 @@ class IndexOptions:
     join_graph: bool
     column_stats: bool
     questions: bool
+    llm: _llm.LLMChoice
 
 
 HELP = "build a table index over a schema and save it"
@@ -88,7 +91,17 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--questions",
         action="store_true",
-        help="also generate one template question per table and save them (reverse)",
+        help="also generate one question per table and save them (reverse): a template "
+        "question, or the --llm model's",
+    )
+    _llm.add_arguments(
+        p,
+        "LLM (--questions)",
+        sources=["none", "local", "replay"],
+        default="none",
+        help="who writes --questions: none (default): a template; local: the bundled Gemma 3 "
+        "270M in a llama.cpp server started for this command (tabret[local-llm]); replay: a "
+        "recording (--llm-replay); or a server you run, --llm-url",
     )
 
 
@@ -107,6 +120,7 @@ def command(args: argparse.Namespace) -> int:
             join_graph=args.join_graph,
             column_stats=args.column_stats,
             questions=args.questions,
+            llm=_llm.choice(args),
         )
     )
 
@@ -124,13 +138,14 @@ def run(o: IndexOptions) -> int:
         kind=o.kind,
         progress=not o.quiet,
     )
-    graph, questions = _build_extras(o, cat, index)
+    with _llm.open_llm(o.llm, quiet=o.quiet) as live:
+        graph, questions = _build_extras(o, cat, index, live.llm if live else None)
     index.save(o.out, join_graph=graph, questions=questions, replace=o.replace)
     print(f"indexed {cat!r} with {index.embedder_name} ({o.kind}) into {o.out}")
     if graph is not None:
         print(f"join graph: {len(graph):,} edges")
     if questions is not None:
-        print(f"generated questions: {cat.num_tables:,} (template)")
+        print(f"generated questions: {len(questions):,} ({questions.generator})")
     return 0
 
 
@@ -138,6 +153,8 @@ def _check(o: IndexOptions) -> None:
     """Rejects option combinations that cannot work, before anything is built."""
     if o.column_stats and not o.join_graph:
         raise ValueError("--column-stats only feeds --join-graph: add --join-graph")
+    if o.llm.answers and not o.questions:
+        raise ValueError("--llm writes the generated questions: add --questions")
     if o.column_stats and o.format not in ("sqlite", "sqlalchemy"):
         raise ValueError(
             f"--column-stats needs a live database (sqlite or sqlalchemy), not {o.format}"
@@ -145,7 +162,7 @@ def _check(o: IndexOptions) -> None:
 
 
 def _build_extras(
-    o: IndexOptions, cat: Catalog, index: TableIndex
+    o: IndexOptions, cat: Catalog, index: TableIndex, llm: LLMLike | None
 ) -> tuple[JoinGraph | None, GeneratedQuestions | None]:
     """The join graph and the generated questions ``tabret index`` asked for, saved with it."""
     graph = questions = None
@@ -156,11 +173,14 @@ def _build_extras(
         if o.column_stats:
             stats = _live_column_stats(o, cat)
             print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
-        graph = JoinGraph.build(index, stats)
+        graph = JoinGraph.build(index, stats, progress=not o.quiet)
     if o.questions:
         from tabret.reverse import GeneratedQuestions
 
-        questions = GeneratedQuestions.build(index)
+        if llm is None:
+            questions = GeneratedQuestions.build(index, progress=not o.quiet)
+        else:
+            questions = GeneratedQuestions.build(index, llm, progress=not o.quiet)
     return graph, questions
 
 
