@@ -21,7 +21,8 @@ table_format to_table_format(const std::string& s) {
     return choice<table_format>("format", s,
                                 {{"signature", table_format::signature},
                                  {"words", table_format::words},
-                                 {"ddl", table_format::ddl}});
+                                 {"ddl", table_format::ddl},
+                                 {"described", table_format::described}});
 }
 
 name_style to_name_style(const std::string& s) {
@@ -118,10 +119,10 @@ void register_catalog(py::module_& m) {
             py::arg("table"), py::arg("format") = "signature", py::arg("names") = "natural")
         .def(
             "serialize_column",
-            [](const catalog& c, column_id col, const std::string& names) {
-                return serialize_column(c, col, to_name_style(names));
+            [](const catalog& c, column_id col, const std::string& names, bool description) {
+                return serialize_column(c, col, to_name_style(names), description);
             },
-            py::arg("column"), py::arg("names") = "natural")
+            py::arg("column"), py::arg("names") = "natural", py::arg("description") = false)
         .def("database_ddl", &serialize_database_ddl, py::arg("database"))
         .def("__eq__", [](const catalog& a, const catalog& b) { return a == b; })
         .def("__repr__", [](const catalog& c) {

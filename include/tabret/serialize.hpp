@@ -21,6 +21,8 @@ enum class table_format {
     signature,  ///< `db.table(col, col, …)` — MURRE, Reverse Engineering.
     words,      ///< `db table col col …` — JAR, ATR.
     ddl,        ///< `CREATE TABLE …` with keys; always original names.
+    described,  ///< signature, then ` -- ` the table's description and ` -- ` `col: description;`
+                ///< for each column that has one (only non-empty parts).
 };
 
 namespace detail {
@@ -45,11 +47,12 @@ std::string serialize_table(const catalog& cat, table_id t,
                             name_style style = name_style::natural);
 
 /**
- * @brief `db.table.column` for one column. Thread-safe.
+ * @brief `db.table.column` for one column, with `: description` after it when
+ * @p description is set and the column has one. Thread-safe.
  * @throws schema_error for an unknown column id.
  */
 std::string serialize_column(const catalog& cat, column_id c,
-                             name_style style = name_style::natural);
+                             name_style style = name_style::natural, bool description = false);
 
 /** @brief `CREATE TABLE` statements of every table of database @p db, in declaration order. */
 std::string serialize_database_ddl(const catalog& cat, database_id db);

@@ -74,7 +74,7 @@ class TableIndex:
         catalog: _core.Catalog,
         embedder: EmbedderLike = None,
         *,
-        format: Literal["signature", "words", "ddl"] = "signature",
+        format: Literal["signature", "words", "ddl", "described"] = "signature",
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
         kind: Literal["exact", "hnsw"] = "exact",
@@ -82,7 +82,10 @@ class TableIndex:
         progress: Progress = True,
     ) -> TableIndex:
         """Embeds every table (and column) of ``catalog``. ``embedder`` defaults to
-        all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder."""
+        all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
+        a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
+        signature, then the table's and its columns' descriptions; column texts get
+        ``: description`` too)."""
         embed, name = resolve_embedder(embedder)
         core = _core.TableIndex.build(
             catalog,

@@ -77,10 +77,37 @@ def distinct(items: list[str]) -> list[tuple[int, str]]:
     return out
 
 
+def _literal(value: Any) -> Any:
+    """A field stored either as itself or as its Python repr."""
+    return ast.literal_eval(value) if isinstance(value, str) else value
+
+
+def column_descriptions(table: dict[str, Any], columns: list[str]) -> list[str]:
+    """The descriptions of a table's ``columns`` from its ``description`` field: a list aligned
+    with ``column_names``, or (for tables with nested fields) with ``extra``'s
+    ``nested_column_names``, matched by name; ``None`` and blanks become "". A list that
+    aligns with neither gives no descriptions."""
+    parsed = _literal(table.get("description") or "[]")
+    if not isinstance(parsed, list):
+        return [""] * len(columns)
+    text = ["" if d is None else " ".join(str(d).split()) for d in parsed]
+    if len(text) == len(columns):
+        return text
+    extra = _literal(table.get("extra") or "{}")
+    nested = extra.get("nested_column_names") if isinstance(extra, dict) else None
+    if not isinstance(nested, list) or len(nested) != len(text):
+        return [""] * len(columns)
+    by_name: dict[str, str] = {}
+    for name, description in zip(nested, text, strict=True):
+        by_name.setdefault(str(name), description)
+    return [by_name.get(c, "") for c in columns]
+
+
 def build_catalog(raw: Schema, max_columns: int = 0) -> tuple[Catalog, dict[str, list[int]]]:
     """The catalog of ``raw`` and, per database key, the ids of its tables in file order.
 
-    A database per key, named by it; a table per entry, named by its ``table_fullname``. A few
+    A database per key, named by it; a table per entry, named by its ``table_fullname``; a
+    column's description is its entry of the table's ``description`` list. A few
     database names differ only in case (``austin`` on BigQuery, ``AUSTIN`` on Snowflake);
     tabret's names are case-insensitive, so a later one gets ``_2`` appended (likewise tables).
     With ``max_columns``, whole tables in file order until that many columns."""
@@ -104,8 +131,11 @@ def build_catalog(raw: Schema, max_columns: int = 0) -> tuple[Catalog, dict[str,
             t = cat.add_table(db, table_name)
             ids[key].append(t)
             types = names(table["column_types"])
-            for i, column in distinct(names(table["column_names"])):
-                cat.add_column(t, column, types[i] if i < len(types) else "")
+            all_columns = names(table["column_names"])
+            described = column_descriptions(table, all_columns)
+            for i, column in distinct(all_columns):
+                kind = types[i] if i < len(types) else ""
+                cat.add_column(t, column, kind, description=described[i])
                 columns += 1
     return cat, ids
 

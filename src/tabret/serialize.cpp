@@ -56,6 +56,24 @@ std::string table_ddl(const catalog& cat, table_id t) {
                        fmt::join(lines, ",\n"));
 }
 
+/// The signature, then the table's description and its columns' descriptions (non-empty ones).
+std::string described(const catalog& cat, table_id t, name_style style) {
+    const auto& tb = cat.table(t);
+    std::string out = fmt::format("{}.{}({})", cat.database(tb.database).name,
+                                  detail::pick(tb.name, tb.nl_name, style),
+                                  fmt::join(column_names(cat, t, style), ", "));
+    if (!tb.description.empty()) out += fmt::format(" -- {}", tb.description);
+    std::vector<std::string> columns;
+    for (auto c : tb.columns) {
+        const auto& col = cat.column(c);
+        if (!col.description.empty())
+            columns.push_back(
+                fmt::format("{}: {}", detail::pick(col.name, col.nl_name, style), col.description));
+    }
+    if (!columns.empty()) out += fmt::format(" -- {}", fmt::join(columns, "; "));
+    return out;
+}
+
 }  // namespace
 
 namespace detail {
@@ -85,16 +103,20 @@ std::string serialize_table(const catalog& cat, table_id t, table_format format,
             return fmt::format("{} {} {}", db, name, fmt::join(column_names(cat, t, style), " "));
         case table_format::ddl:
             return table_ddl(cat, t);
+        case table_format::described:
+            return described(cat, t, style);
     }
     throw error("unknown table_format");
 }
 
-std::string serialize_column(const catalog& cat, column_id c, name_style style) {
+std::string serialize_column(const catalog& cat, column_id c, name_style style, bool description) {
     const auto& col = cat.column(c);
     const auto& tb = cat.table(col.table);
-    return fmt::format("{}.{}.{}", cat.database(tb.database).name,
-                       detail::pick(tb.name, tb.nl_name, style),
-                       detail::pick(col.name, col.nl_name, style));
+    auto text = fmt::format("{}.{}.{}", cat.database(tb.database).name,
+                            detail::pick(tb.name, tb.nl_name, style),
+                            detail::pick(col.name, col.nl_name, style));
+    if (description && !col.description.empty()) text += fmt::format(": {}", col.description);
+    return text;
 }
 
 std::string serialize_database_ddl(const catalog& cat, database_id db) {

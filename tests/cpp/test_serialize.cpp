@@ -47,3 +47,22 @@ TEST_CASE("DDL serialisation quotes identifiers and writes keys", "[serialize]")
     CHECK(serialize_database_ddl(cat, 0).starts_with("CREATE TABLE book_tbl (\n  isbn text,"));
     CHECK(detail::quote_identifier("a\"b") == "\"a\"\"b\"");
 }
+
+TEST_CASE("described: the signature, then the non-empty descriptions", "[serialize]") {
+    catalog cat;
+    const auto db = cat.add_database("shop");
+    const auto t = cat.add_table(db, "ord", "order", "One order of a customer.");
+    const auto id = cat.add_column(t, "id", "INT");
+    const auto cust = cat.add_column(t, "cust", "INT", "customer", "The customer who ordered.");
+    const auto bare = cat.add_table(db, "tag");
+    cat.add_column(bare, "name", "TEXT");
+    CHECK(serialize_table(cat, t, table_format::described) ==
+          "shop.order(id, customer) -- One order of a customer. -- customer: The customer who "
+          "ordered.");
+    CHECK(serialize_table(cat, bare, table_format::described) ==
+          serialize_table(cat, bare, table_format::signature));
+    CHECK(serialize_column(cat, cust, name_style::natural, true) ==
+          "shop.order.customer: The customer who ordered.");
+    CHECK(serialize_column(cat, id, name_style::natural, true) == "shop.order.id");
+    CHECK(serialize_column(cat, cust) == "shop.order.customer");
+}

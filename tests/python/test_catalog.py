@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 import tabret
@@ -74,3 +76,37 @@ def test_copy_and_equality() -> None:
     assert copy == cat
     copy.add_database("other")
     assert copy != cat
+
+
+def test_described_format_in_tables_columns_and_saved_indexes(tmp_path: Path) -> None:
+    """`described` writes the signature, then the table's and columns' descriptions; column
+    vectors then embed `db.table.column: description`; a saved index keeps the format."""
+    import numpy as np
+
+    from tabret.datasets import demo_catalog
+    from tabret.index import TableIndex
+
+    cat = demo_catalog()
+    ward = cat.find_table("hospital", "ward")
+    assert ward is not None
+    text = cat.serialize_table(ward, format="described")
+    assert text.startswith(f"{cat.serialize_table(ward)} -- {cat.table(ward).description}")
+    cat.add_column(ward, "wing", "TEXT", description="North or south wing.")
+    wing = cat.find_column(ward, "wing")
+    assert wing is not None
+    assert cat.serialize_table(ward, format="described").endswith("wing: North or south wing.")
+    assert cat.serialize_column(wing, description=True) == (
+        "hospital.hospital ward.wing: North or south wing."
+    )
+    embedder = tabret.HashingEmbedder()
+    index = TableIndex.build(cat, embedder, format="described", progress=False)
+    assert index.core.format == "described"
+    assert index.table_text(ward) == cat.serialize_table(ward, format="described")
+    stored = np.asarray(index.core.column_vectors)[wing]
+    described = cat.serialize_column(wing, description=True)
+    for text, same in [(described, True), (cat.serialize_column(wing), False)]:
+        v = np.asarray(embedder([text]))[0]
+        cosine = float(stored @ v) / float(np.linalg.norm(stored) * np.linalg.norm(v))
+        assert (cosine > 0.999) == same, text
+    index.save(tmp_path / "idx")
+    assert TableIndex.load(tmp_path / "idx").core.format == "described"

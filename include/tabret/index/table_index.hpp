@@ -29,7 +29,8 @@ enum class index_kind { exact, hnsw };
 struct table_index_options {
     table_format format = table_format::signature;  ///< How a table is written for embedding.
     name_style names = name_style::natural;
-    bool columns = true;  ///< Also embed one `db.table.column` per column.
+    bool columns = true;  ///< Also embed one `db.table.column` per column (`: description`
+                          ///< after it with table_format::described).
     index_kind kind = index_kind::exact;
     hnsw_params hnsw{};            ///< Used when kind == hnsw.
     std::size_t batch_size = 512;  ///< Texts per embedder call while building.
@@ -45,7 +46,17 @@ struct artifact_part;
 
 inline std::string_view to_string(index_kind k) { return k == index_kind::hnsw ? "hnsw" : "exact"; }
 inline std::string_view to_string(table_format f) {
-    return f == table_format::words ? "words" : f == table_format::ddl ? "ddl" : "signature";
+    switch (f) {
+        case table_format::words:
+            return "words";
+        case table_format::ddl:
+            return "ddl";
+        case table_format::described:
+            return "described";
+        case table_format::signature:
+            break;
+    }
+    return "signature";
 }
 inline std::string_view to_string(name_style s) {
     return s == name_style::original ? "original" : "natural";

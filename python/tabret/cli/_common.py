@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from tabret import CachedEmbedder
 
 #: A table serialisation that is embedded.
-TextFormat = Literal["signature", "words", "ddl"]
+TextFormat = Literal["signature", "words", "ddl", "described"]
 
 LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -63,7 +63,9 @@ def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
         text_flag,
         default="signature",
         choices=get_args(TextFormat),
-        help="table serialisation that is embedded (default: signature, db.table(cols))",
+        help="table serialisation that is embedded (default: signature, db.table(cols); "
+        "described: the signature, then the table's and columns' descriptions, which column "
+        "vectors get too)",
     )
 
 

@@ -20,7 +20,7 @@ __all__ = [
     "table_documents",
 ]
 
-ContentFormat = Literal["ddl", "signature", "words"]
+ContentFormat = Literal["ddl", "signature", "words", "described"]
 
 
 #: Any tabret retriever (kept for code written before :class:`tabret.Retriever`).

@@ -43,8 +43,8 @@ nlohmann::json index_meta(const std::string& embedder_name, std::size_t dim,
 table_index_options options_from(const detail::json_reader& r) {
     table_index_options o;
     constexpr table_format formats[] = {table_format::signature, table_format::words,
-                                        table_format::ddl};
-    o.format = formats[r.one_of("table_format", {"signature", "words", "ddl"})];
+                                        table_format::ddl, table_format::described};
+    o.format = formats[r.one_of("table_format", {"signature", "words", "ddl", "described"})];
     o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                               : name_style::original;
     o.kind = r.one_of("kind", {"exact", "hnsw"}) == 0 ? index_kind::exact : index_kind::hnsw;
@@ -147,7 +147,8 @@ std::vector<std::string> table_index::texts_of_columns() const {
     std::vector<std::string> out;
     out.reserve(catalog_.columns().size());
     for (column_id c = 0; c < catalog_.columns().size(); ++c)
-        out.push_back(serialize_column(catalog_, c, options_.names));
+        out.push_back(serialize_column(catalog_, c, options_.names,
+                                       options_.format == table_format::described));
     return out;
 }
 
