@@ -21,8 +21,8 @@ enum class table_format {
     signature,  ///< `db.table(col, col, …)` — MURRE, Reverse Engineering.
     words,      ///< `db table col col …` — JAR, ATR.
     ddl,        ///< `CREATE TABLE …` with keys; always original names.
-    described,  ///< signature, then ` -- ` and the table's description when it has one (column
-                ///< descriptions go into the column texts: serialize_column()).
+    described,  ///< signature, then ` -- ` the table's description and ` -- ` `col: description;`
+                ///< for each column that has one (only non-empty parts).
 };
 
 namespace detail {

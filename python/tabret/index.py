@@ -84,7 +84,8 @@ class TableIndex:
         """Embeds every table (and column) of ``catalog``. ``embedder`` defaults to
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
-        signature, then the table's description; column texts get ``: description``)."""
+        signature, then the table's and its columns' descriptions; column texts get
+        ``: description``)."""
         embed, name = resolve_embedder(embedder)
         core = _core.TableIndex.build(
             catalog,

@@ -56,11 +56,21 @@ std::string table_ddl(const catalog& cat, table_id t) {
                        fmt::join(lines, ",\n"));
 }
 
-/// The signature, then the table's description (if any).
+/// The signature, then the table's description and its columns' descriptions (non-empty ones).
 std::string described(const catalog& cat, table_id t, name_style style) {
     const auto& tb = cat.table(t);
-    auto out = serialize_table(cat, t, table_format::signature, style);
+    std::string out = fmt::format("{}.{}({})", cat.database(tb.database).name,
+                                  detail::pick(tb.name, tb.nl_name, style),
+                                  fmt::join(column_names(cat, t, style), ", "));
     if (!tb.description.empty()) out += fmt::format(" -- {}", tb.description);
+    std::vector<std::string> columns;
+    for (auto c : tb.columns) {
+        const auto& col = cat.column(c);
+        if (!col.description.empty())
+            columns.push_back(
+                fmt::format("{}: {}", detail::pick(col.name, col.nl_name, style), col.description));
+    }
+    if (!columns.empty()) out += fmt::format(" -- {}", fmt::join(columns, "; "));
     return out;
 }
 

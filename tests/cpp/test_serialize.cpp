@@ -48,7 +48,7 @@ TEST_CASE("DDL serialisation quotes identifiers and writes keys", "[serialize]")
     CHECK(detail::quote_identifier("a\"b") == "\"a\"\"b\"");
 }
 
-TEST_CASE("described: the table's description in its text, a column's in the column's",
+TEST_CASE("described: the signature, then the non-empty descriptions; column texts get theirs",
           "[serialize]") {
     catalog cat;
     const auto db = cat.add_database("shop");
@@ -58,7 +58,8 @@ TEST_CASE("described: the table's description in its text, a column's in the col
     const auto bare = cat.add_table(db, "tag");
     cat.add_column(bare, "name", "TEXT");
     CHECK(serialize_table(cat, t, table_format::described) ==
-          "shop.order(id, customer) -- One order of a customer.");
+          "shop.order(id, customer) -- One order of a customer. -- customer: The customer who "
+          "ordered.");
     CHECK(serialize_table(cat, bare, table_format::described) ==
           serialize_table(cat, bare, table_format::signature));
     CHECK(serialize_column(cat, cust, name_style::natural, true) ==

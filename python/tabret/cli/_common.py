@@ -64,8 +64,8 @@ def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
         default="signature",
         choices=get_args(TextFormat),
         help="table serialisation that is embedded (default: signature, db.table(cols); "
-        "described: the signature, then the table's description; column vectors get the "
-        "column's)",
+        "described: the signature, then the table's and columns' descriptions; column "
+        "vectors get the column's)",
     )
 
 
