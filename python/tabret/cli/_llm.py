@@ -45,6 +45,14 @@ class LLMChoice:
         return self.live or self.source == "replay"
 
 
+#: What --llm local, replay and --llm-url are, in every command's help.
+LIVE_HELP = (
+    "local: the bundled Gemma 3 270M (or --llm-model FILE.gguf) in a llama.cpp server started "
+    "for this command (tabret[local-llm]); replay: a recording of a live model (--llm-replay); "
+    "or a server you run, --llm-url"
+)
+
+
 def add_arguments(
     p: argparse.ArgumentParser, title: str, *, sources: list[str], default: str, help: str
 ) -> None:

@@ -153,9 +153,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="where the LLM steps' answers come from: recorded (default): JAR's decompositions "
         "and CRUSH's hallucinations as the papers recorded them, MURRE's coverage removal over "
         "JAR's decompositions; offline: no LLM (the question is the only probe or sub-query, "
-        "MURRE's lexical removal, template questions for reverse); local: the bundled Gemma "
-        "3 270M in a llama.cpp server started for this command (tabret[local-llm]); replay: a "
-        "recording of a live model (--llm-replay); or a server you run, --llm-url",
+        "MURRE's lexical removal, template questions for reverse); " + _llm.LIVE_HELP,
     )
     r = p.add_argument_group("reverse")
     r.add_argument(

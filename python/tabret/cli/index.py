@@ -99,9 +99,7 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
         "LLM (--questions)",
         sources=["none", "local", "replay"],
         default="none",
-        help="who writes --questions: none (default): a template; local: the bundled Gemma 3 "
-        "270M in a llama.cpp server started for this command (tabret[local-llm]); replay: a "
-        "recording (--llm-replay); or a server you run, --llm-url",
+        help="who writes --questions: none (default): a template; " + _llm.LIVE_HELP,
     )
 
 

@@ -111,9 +111,7 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         "LLM (crush; optional for murre, greedy-join, jar-exact)",
         sources=["none", "local", "replay"],
         default="none",
-        help="local: start the bundled Gemma 3 270M (or --llm-model FILE.gguf) in a llama.cpp "
-        "server for this command (needs tabret[local-llm]); replay: answers from "
-        "--llm-replay; none (default): the offline path, or --llm-url",
+        help="none (default): the offline path; " + _llm.LIVE_HELP,
     )
     g = p.add_argument_group("adaptive")
     add_threshold_rule(
