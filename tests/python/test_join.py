@@ -199,6 +199,10 @@ def test_cli_join_methods(data_dir: Path, capsys: pytest.CaptureFixture[str]) ->
     assert main([*args, "--method", "single-hop", "greedy-join", "jar-exact"]) == 0
     out, err = capsys.readouterr()
     assert "459 questions recorded, 0 without" in err  # a note, not part of the results
+    assert main([*args, "--method", "greedy-join", "--llm", "offline"]) == 0
+    offline_err = capsys.readouterr().err
+    assert "no decompositions: each question is its own only sub-query" in offline_err
+    assert "questions recorded" not in offline_err
     rows = [line for line in out.splitlines() if line.startswith("| spider-dev-multi")]
     assert [row.split(" | ")[2] for row in rows] == ["single-hop", "greedy-join", "jar-exact"]
     assert main([*args, "--method", "single-hop", "--join-closure", "both"]) == 0

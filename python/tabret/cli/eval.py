@@ -361,10 +361,11 @@ def _runs(
         other = _adaptive.calibration_bench(
             o.adaptive, o.benchmark, embedder, o.text, o.data_dir, o.quiet
         )
-    join = _eval_join.join_setup(
-        _stage_names(o), o.join, bench, index, o.data_dir, llm, progress=not o.quiet
-    )
     offline = o.llm.source == "offline"
+    join_options = replace(o.join, decompositions=False) if offline else o.join
+    join = _eval_join.join_setup(
+        _stage_names(o), join_options, bench, index, o.data_dir, llm, progress=not o.quiet
+    )
     results: list[EvalResult] = []
     runs: list[tuple[str, BaseRetriever]] = []
     for method in o.methods:
