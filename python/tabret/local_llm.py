@@ -16,11 +16,11 @@ terminates it and waits for it.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import importlib.util
 import json
 import os
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -73,20 +73,62 @@ def bundled_model() -> Path:
     return Path(assemble())
 
 
+#: Sizes of GGUF's fixed-size value types, by type id (8: string, 9: array are read apart).
+_GGUF_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
 def chat_template(model: str | os.PathLike[str]) -> str | None:
     """The chat template a GGUF model carries (``tokenizer.chat_template``), or ``None`` for a
     base model: what llama.cpp's server formats chat requests with. Reads only the file's
-    metadata and vocabulary."""
-    require_local_llm(model_package=False)
-    from llama_cpp import Llama
+    metadata; a file that is not GGUF (version 2 or 3) is a :class:`LocalLLMError` naming it."""
+    path = Path(model)
+    with open(path, "rb") as f:
+        try:
+            magic, version = f.read(4), _read(f, "<I")
+            if magic != b"GGUF" or version not in (2, 3):
+                raise LocalLLMError(f"{path}: not a GGUF model file (version 2 or 3)")
+            _read(f, "<Q")  # tensor count
+            for _ in range(_read(f, "<Q")):
+                key = _gguf_string(f)
+                kind = _read(f, "<I")
+                if key == "tokenizer.chat_template" and kind == 8:
+                    return _gguf_string(f) or None
+                _skip_gguf_value(f, kind)
+        except (struct.error, UnicodeDecodeError, ValueError) as err:
+            raise LocalLLMError(f"{path}: a damaged GGUF header ({err})") from None
+    return None
 
-    with open(os.devnull, "w") as devnull, contextlib.redirect_stderr(devnull):
-        vocab = Llama(model_path=str(model), vocab_only=True, verbose=False)
-    try:
-        template = vocab.metadata.get("tokenizer.chat_template")
-    finally:
-        vocab.close()
-    return template or None
+
+def _read(f: IO[bytes], fmt: str) -> int:
+    size = struct.calcsize(fmt)
+    data = f.read(size)
+    if len(data) != size:
+        raise ValueError("the file ends inside its header")
+    return int(struct.unpack(fmt, data)[0])
+
+
+def _gguf_string(f: IO[bytes]) -> str:
+    length = _read(f, "<Q")
+    data = f.read(length)
+    if len(data) != length:
+        raise ValueError("the file ends inside its header")
+    return data.decode("utf-8")
+
+
+def _skip_gguf_value(f: IO[bytes], kind: int) -> None:
+    if kind == 8:
+        f.seek(_read(f, "<Q"), os.SEEK_CUR)
+    elif kind == 9:
+        item, count = _read(f, "<I"), _read(f, "<Q")
+        if item in _GGUF_SIZES:
+            f.seek(_GGUF_SIZES[item] * count, os.SEEK_CUR)
+        else:
+            for _ in range(count):
+                _skip_gguf_value(f, item)
+    elif kind in _GGUF_SIZES:
+        f.seek(_GGUF_SIZES[kind], os.SEEK_CUR)
+    else:
+        raise ValueError(f"unknown value type {kind}")
 
 
 def default_threads() -> int:

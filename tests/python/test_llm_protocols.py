@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import struct
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -204,3 +205,42 @@ def test_a_recording_never_replaces_a_file_it_did_not_write(tmp_path: Path) -> N
     with pytest.raises(tabret.FileError, match=r"data\.jsonl\.gz"):
         RecordedLLM(binary)
     assert binary.read_bytes() == b"not gzip at all"
+
+
+def _gguf(pairs: list[tuple[str, int, bytes]]) -> bytes:
+    """A GGUF v3 header with ``pairs`` of (key, value type, encoded value) and no tensors."""
+    out = b"GGUF" + struct.pack("<IQQ", 3, 0, len(pairs))
+    for key, kind, value in pairs:
+        out += struct.pack("<Q", len(key)) + key.encode() + struct.pack("<I", kind) + value
+    return out
+
+
+def _gguf_str(text: str) -> bytes:
+    return struct.pack("<Q", len(text.encode())) + text.encode()
+
+
+def test_chat_template_is_read_from_the_gguf_header(tmp_path: Path) -> None:
+    """What decides --llm local's protocol: the model file's tokenizer.chat_template, found
+    past values of every kind (strings, numbers, arrays of strings and of numbers)."""
+    from tabret.local_llm import LocalLLMError, chat_template
+
+    before = [
+        ("general.name", 8, _gguf_str("tiny")),
+        ("general.alignment", 4, struct.pack("<I", 32)),
+        ("tokenizer.ggml.tokens", 9, struct.pack("<IQ", 8, 2) + _gguf_str("a") + _gguf_str("bb")),
+        ("tokenizer.ggml.scores", 9, struct.pack("<IQ", 6, 2) + struct.pack("<ff", 0.5, 1.0)),
+    ]
+    chat = tmp_path / "chat.gguf"
+    chat.write_bytes(_gguf([*before, ("tokenizer.chat_template", 8, _gguf_str("{{ x }}"))]))
+    assert chat_template(chat) == "{{ x }}"
+    base = tmp_path / "base.gguf"
+    base.write_bytes(_gguf(before))
+    assert chat_template(base) is None
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(chat.read_bytes()[:60])
+    with pytest.raises(LocalLLMError, match=r"cut\.gguf: a damaged GGUF header"):
+        chat_template(cut)
+    other = tmp_path / "other.bin"
+    other.write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(LocalLLMError, match=r"other\.bin: not a GGUF model file"):
+        chat_template(other)
