@@ -22,11 +22,11 @@ USAGE = re.compile(
 
 
 def _row(text: str) -> list[str] | None:
-    """The k= and r@ cells of the results table's one data row."""
+    """The cells of the results table's one data row (data, embedder, method, k=…, r@…)."""
     for line in text.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if line.startswith("| ") and len(cells) == 11 and cells[0] != "data":
-            return cells[3:]
+            return cells
     return None
 
 
@@ -63,8 +63,8 @@ def main(out: Path) -> int:
                     ]
                 label = "Gemma 3 270M live" if source == "local" else source
                 print(
-                    f"| {bench} | {method} | {label} | {_questions(text)} | "
-                    + " | ".join(cells + cost)
+                    f"| {cells[0]} | {method} | {label} | {_questions(text)} | "
+                    + " | ".join(cells[3:] + cost)
                     + " |"
                 )
     return 0
