@@ -97,6 +97,18 @@ def add_arguments(
     )
 
 
+def add_optional_arguments(p: argparse.ArgumentParser, title: str, without: str) -> None:
+    """The LLM options of a command whose LLM step is optional (``--llm none`` by default:
+    ``without`` says what happens then)."""
+    add_arguments(
+        p,
+        title,
+        sources=["none", "local", "replay"],
+        default="none",
+        help=f"none (default): {without}; {LIVE_HELP}",
+    )
+
+
 def choice(args: argparse.Namespace) -> LLMChoice:
     source: Source = args.llm
     if args.llm_url:

@@ -94,13 +94,7 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
         help="also generate one question per table and save them (reverse): a template "
         "question, or the --llm model's",
     )
-    _llm.add_arguments(
-        p,
-        "LLM (--questions)",
-        sources=["none", "local", "replay"],
-        default="none",
-        help="who writes --questions: none (default): a template; " + _llm.LIVE_HELP,
-    )
+    _llm.add_optional_arguments(p, "LLM (who writes --questions)", "a template question")
 
 
 def command(args: argparse.Namespace) -> int:

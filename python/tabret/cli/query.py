@@ -106,12 +106,8 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         help="add the bridge tables on foreign-key paths between the tables found (needs the "
         "join graph)",
     )
-    _llm.add_arguments(
-        p,
-        "LLM (crush; optional for murre, greedy-join, jar-exact)",
-        sources=["none", "local", "replay"],
-        default="none",
-        help="none (default): the offline path; " + _llm.LIVE_HELP,
+    _llm.add_optional_arguments(
+        p, "LLM (crush; optional for murre, greedy-join, jar-exact)", "the offline path"
     )
     g = p.add_argument_group("adaptive")
     add_threshold_rule(
