@@ -341,3 +341,27 @@ def test_index_llm_needs_questions(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main([*args, "--llm", "replay", "--llm-replay", "r.jsonl"]) == 1
     assert "--llm writes the generated questions: add --questions" in capsys.readouterr().err
     assert not (tmp_path / "idx").exists()
+
+
+def test_llm_local_without_the_extra_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--llm local` where llama-cpp-python (or the model package) is not installed: one line
+    naming the extra, before any index is read or server started."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+
+    def without_llama(name: str, *args: object) -> object:
+        return None if name == "llama_cpp" else real(name, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(importlib.util, "find_spec", without_llama)
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    out = tmp_path / "idx"
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(out), "q", "--method", "crush", "--llm", "local"]) == 1
+    err = capsys.readouterr().err
+    assert "llama-cpp-python[server]" in err
+    assert "pip install 'tabret[local-llm]'" in err
+    assert len(err.strip().splitlines()) == 1
