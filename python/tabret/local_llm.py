@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import json
 import os
 import socket
 import struct
@@ -25,12 +24,11 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import IO, Any
 
 from tabret._core import LLMError
+from tabret._http import JsonEndpoint
 from tabret.llms import Api, OpenAICompatibleLLM, PromptSampling, Sampling
 
 __all__ = [
@@ -244,7 +242,10 @@ class LocalLLMServer:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
-        url = f"{self.base_url}/models"
+        # The HTTP client of the LLM adapter, direct (no proxy from the environment for a
+        # server on 127.0.0.1); get_json is None until the server answers.
+        endpoint = JsonEndpoint(self.base_url, "models", error=LocalLLMError, timeout=2, proxies={})
+        url = endpoint.url
         assert self._process is not None
         while True:
             code = self._process.poll()
@@ -253,12 +254,9 @@ class LocalLLMServer:
                     f"the local LLM server exited with status {code} before answering"
                     f"{self._log_tail()}"
                 )
-            try:
-                with urllib.request.urlopen(url, timeout=2) as r:
-                    if r.status == 200 and json.loads(r.read()).get("data"):
-                        return
-            except (urllib.error.URLError, OSError, ValueError):
-                pass
+            answer = endpoint.get_json("/v1/models")
+            if isinstance(answer, dict) and answer.get("data"):
+                return
             if time.monotonic() > deadline:
                 raise LocalLLMError(
                     f"the local LLM server did not answer on {url} within "

@@ -59,10 +59,7 @@ def read_schema(root: Path | None = None) -> Schema:
 
 def names(value: Any) -> list[str]:
     """A list field, stored either as a list or as its Python repr."""
-    if isinstance(value, str):
-        parsed = ast.literal_eval(value)
-        return [str(x) for x in parsed]
-    return [str(x) for x in value]
+    return [str(x) for x in _literal(value)]
 
 
 def distinct(items: list[str]) -> list[tuple[int, str]]:
