@@ -6,7 +6,7 @@ JOBS ?= 2
 PY_SOURCES := python tests/python examples/python bench
 CXX_SOURCES := $(shell git ls-files '*.hpp' '*.cpp' 2>/dev/null)
 
-.PHONY: deps test-deps install demo test test-cpp test-python lint format sanitize tsan plot \
+.PHONY: deps test-deps install demo wheel test test-cpp test-python lint format sanitize tsan plot \
 	fuzz fuzz-smoke bench
 
 deps:
@@ -27,9 +27,30 @@ install: deps
 demo: install
 	HF_HUB_OFFLINE=1 $(PYTHON) -m tabret demo
 
+# A binary wheel in dist/ that installs without a compiler or -dev packages
+# (scripts/build-wheel.sh, docs/getting-started.md): scikit-build-core builds _core (Release),
+# then `auditwheel repair` copies libfmt.so.9 and libsqlite3.so.0 into the wheel (tabret.libs/,
+# found through _core's RPATH) and tags it manylinux for this glibc. auditwheel rather than
+# linking statically: Debian ships libfmt only as a shared library (no libfmt.a, so a static fmt
+# would mean building fmt from source or changing the CMake build), and auditwheel also checks
+# every other dependency and symbol version of _core against the manylinux policy, which a
+# hand-made static link would not. tests/python/test_wheel.py installs it into a fresh venv.
+BUILD_WHEEL = PYTHON=$(PYTHON) JOBS=$(JOBS) scripts/build-wheel.sh
+# The newest tabret wheel in dist/ (build-wheel.sh leaves exactly one there).
+WHEEL = $$(ls -t dist/tabret-*.whl | head -n 1)
+
+wheel: deps
+	$(BUILD_WHEEL)
+
+# tabret is installed from the repaired wheel, so the extension is built once and the Python
+# tests run against what users install. The first pip line installs the test extra's missing
+# dependencies; the second replaces an installed tabret 0.1.0 (pip keeps an installed
+# distribution of the same version, wheel or not, unless forced).
 test: test-deps
 	$(PIP) $(TORCH)
-	$(PIP) ".[test]" --config-settings=cmake.define.TABRET_WERROR=ON
+	$(BUILD_WHEEL) --config-settings=cmake.define.TABRET_WERROR=ON
+	$(PIP) "$(WHEEL)[test]"
+	$(PIP) --force-reinstall --no-deps "$(WHEEL)"
 	$(MAKE) test-cpp test-python lint fuzz-smoke sanitize
 
 test-cpp:

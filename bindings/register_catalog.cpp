@@ -1,11 +1,13 @@
 // tabret::catalog and its records. Records are returned as copies (they are small and immutable).
 #include <tabret/catalog.hpp>
+#include <tabret/join/column_stats.hpp>
 #include <tabret/serialize.hpp>
 #include <tabret/text/segment.hpp>
 
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <utility>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -50,6 +52,19 @@ std::string record_repr(const char* type, const T& r) {
     return out + ")";
 }
 
+/// The column statistics that sample values come from; samples without them are an error.
+const column_stats_table* ddl_stats(const py::object& stats, std::size_t samples) {
+    if (stats.is_none())
+        throw py::value_error(
+            fmt::format("samples={} needs stats=: column statistics holding the values (for a live "
+                        "database: tabret.column_stats_from_database(catalog, url, db_name))",
+                        samples));
+    if (!py::isinstance<column_stats_table>(stats))
+        throw py::type_error(fmt::format("stats must be a tabret.ColumnStats, got {}",
+                                         py::type::of(stats).attr("__name__").cast<std::string>()));
+    return &stats.cast<const column_stats_table&>();
+}
+
 }  // namespace
 
 void register_catalog(py::module_& m) {
@@ -59,6 +74,10 @@ void register_catalog(py::module_& m) {
         .def_readonly("type", &column::type)
         .def_readonly("description", &column::description)
         .def_readonly("table", &column::table)
+        .def_property_readonly("not_null", [](const column& c) { return c.constraints.not_null; })
+        .def_property_readonly("unique", [](const column& c) { return c.constraints.unique; })
+        .def_property_readonly("default",
+                               [](const column& c) { return c.constraints.default_value; })
         .def("__repr__", [](const column& c) { return record_repr("Column", c); });
     py::class_<table>(m, "Table", "A table (read-only copy).")
         .def_readonly("name", &table::name)
@@ -91,6 +110,13 @@ void register_catalog(py::module_& m) {
         .def("add_column", &catalog::add_column, py::arg("table"), py::arg("name"),
              py::arg("type") = "", py::arg("nl_name") = "", py::arg("description") = "")
         .def("set_primary_key", &catalog::set_primary_key, py::arg("table"), py::arg("columns"))
+        .def(
+            "set_constraints",
+            [](catalog& c, column_id col, bool not_null, bool unique, std::string default_value) {
+                c.set_constraints(col, {not_null, unique, std::move(default_value)});
+            },
+            py::arg("column"), py::kw_only(), py::arg("not_null") = false,
+            py::arg("unique") = false, py::arg("default") = "")
         .def("add_foreign_key", &catalog::add_foreign_key, py::arg("from_column"),
              py::arg("to_column"))
         .def_property_readonly("databases", &catalog::databases)
@@ -113,17 +139,33 @@ void register_catalog(py::module_& m) {
         .def("qualified_column_name", &catalog::qualified_name_of_column, py::arg("column"))
         .def(
             "serialize_table",
-            [](const catalog& c, table_id t, const std::string& format, const std::string& names) {
-                return serialize_table(c, t, to_table_format(format), to_name_style(names));
+            [](const catalog& c, table_id t, const std::string& format, const std::string& names,
+               std::size_t samples, const py::object& stats) {
+                const auto kind = to_table_format(format);
+                if (samples == 0) return serialize_table(c, t, kind, to_name_style(names));
+                if (kind != table_format::ddl)
+                    throw py::value_error(fmt::format(
+                        "samples={} needs format='ddl' (sample values are DDL comments), got "
+                        "format='{}'",
+                        samples, format));
+                return serialize_table_ddl(c, t, {ddl_stats(stats, samples), samples});
             },
-            py::arg("table"), py::arg("format") = "signature", py::arg("names") = "natural")
+            py::arg("table"), py::arg("format") = "signature", py::arg("names") = "natural",
+            py::kw_only(), py::arg("samples") = 0, py::arg("stats") = py::none())
         .def(
             "serialize_column",
             [](const catalog& c, column_id col, const std::string& names, bool description) {
                 return serialize_column(c, col, to_name_style(names), description);
             },
             py::arg("column"), py::arg("names") = "natural", py::arg("description") = false)
-        .def("database_ddl", &serialize_database_ddl, py::arg("database"))
+        .def(
+            "database_ddl",
+            [](const catalog& c, database_id db, std::size_t samples, const py::object& stats) {
+                return serialize_database_ddl(
+                    c, db, {samples == 0 ? nullptr : ddl_stats(stats, samples), samples});
+            },
+            py::arg("database"), py::kw_only(), py::arg("samples") = 0,
+            py::arg("stats") = py::none())
         .def("__eq__", [](const catalog& a, const catalog& b) { return a == b; })
         .def("__repr__", [](const catalog& c) {
             return fmt::format("Catalog({} databases, {} tables, {} columns, {} foreign keys)",

@@ -18,12 +18,21 @@ using database_id = std::uint32_t;  ///< Dense index into catalog::databases().
 using table_id = std::uint32_t;     ///< Dense index into catalog::tables(), across all databases.
 using column_id = std::uint32_t;    ///< Dense index into catalog::columns(), across all tables.
 
+/// What a schema declares about a column's values besides its type (all unknown by default).
+struct column_constraints {
+    bool not_null = false;      ///< Declared `NOT NULL` (or reflected as not nullable).
+    bool unique = false;        ///< Declared `UNIQUE` on this column alone (or a unique index).
+    std::string default_value;  ///< The `DEFAULT` expression as written; empty if none.
+    friend bool operator==(const column_constraints&, const column_constraints&) = default;
+};
+
 struct column {
     std::string name;     ///< Original identifier, as in the schema.
     std::string nl_name;  ///< Natural-language name ("gas station id").
     std::string type;     ///< Declared type as written ("integer", "varchar(20)"); may be empty.
     std::string description;  ///< Free text; may be empty.
     table_id table = 0;       ///< Owning table.
+    column_constraints constraints;
     friend bool operator==(const column&, const column&) = default;
 };
 
@@ -95,6 +104,10 @@ class catalog {
 
     /** @brief Sets the primary key of @p t. @throws schema_error if a column is not in @p t. */
     void set_primary_key(table_id t, std::vector<column_id> key);
+
+    /// Sets what the schema declares about column @p c's values. @throws schema_error for an
+    /// unknown id.
+    void set_constraints(column_id c, column_constraints constraints);
 
     /**
      * @brief Declares that column @p from references column @p to. Both must be in the same

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tabret/catalog.hpp"
+#include "tabret/join/column_stats.hpp"
 
 namespace tabret {
 
@@ -20,7 +21,8 @@ enum class name_style {
 enum class table_format {
     signature,  ///< `db.table(col, col, …)` — MURRE, Reverse Engineering.
     words,      ///< `db table col col …` — JAR, ATR.
-    ddl,        ///< `CREATE TABLE …` with keys; always original names.
+    ddl,        ///< `CREATE TABLE …` with constraints, keys and descriptions as comments;
+                ///< always original names (serialize_table_ddl).
     described,  ///< signature, then ` -- ` the table's description and ` -- ` `col: description;`
                 ///< for each column that has one (only non-empty parts).
 };
@@ -54,7 +56,24 @@ std::string serialize_table(const catalog& cat, table_id t,
 std::string serialize_column(const catalog& cat, column_id c,
                              name_style style = name_style::natural, bool description = false);
 
+/// Sample values for the DDL: at most @p per_column distinct values of each column, taken from
+/// column statistics (a live database, recorded values).
+struct ddl_samples {
+    const column_stats_table* stats = nullptr;  ///< null: no samples.
+    std::size_t per_column = 0;
+};
+
+/**
+ * @brief `CREATE TABLE` for table @p t, as a prompt shows it: each column's type, `NOT NULL`,
+ * `UNIQUE` and `DEFAULT` as declared, the primary and foreign keys, the table's description as
+ * a `--` comment above it and each column's description and sample values as a `--` comment
+ * after it (on one line; long values cut to 40 characters). Always original names. Thread-safe.
+ * @throws schema_error for an unknown table id.
+ */
+std::string serialize_table_ddl(const catalog& cat, table_id t, const ddl_samples& samples = {});
+
 /** @brief `CREATE TABLE` statements of every table of database @p db, in declaration order. */
-std::string serialize_database_ddl(const catalog& cat, database_id db);
+std::string serialize_database_ddl(const catalog& cat, database_id db,
+                                   const ddl_samples& samples = {});
 
 }  // namespace tabret

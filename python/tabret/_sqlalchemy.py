@@ -16,12 +16,39 @@ if TYPE_CHECKING:
 
 
 @dataclass
+class _Column:
+    name: str
+    type: str
+    description: str
+    not_null: bool = False
+    unique: bool = False
+    default: str = ""
+
+
+@dataclass
 class _Table:
     name: str
     description: str
-    columns: list[tuple[str, str, str]]  # name, type, description
+    columns: list[_Column]
     primary_key: list[str]
     foreign_keys: list[tuple[list[str], str, list[str]]] = field(default_factory=list)
+
+
+def _unique_columns(inspector: Any, name: str, schema: str | None) -> set[str]:
+    """Columns that a one-column UNIQUE constraint or unique index covers."""
+    out = set()
+    for u in inspector.get_unique_constraints(name, schema=schema):
+        if len(u.get("column_names") or []) == 1:
+            out.add(u["column_names"][0])
+    for ix in inspector.get_indexes(name, schema=schema):
+        columns = ix.get("column_names") or []
+        # A partial index (a WHERE clause in its dialect options) does not make a column unique.
+        partial = any(
+            k.endswith("_where") and v is not None for k, v in ix.get("dialect_options", {}).items()
+        )
+        if ix.get("unique") and len(columns) == 1 and columns[0] is not None and not partial:
+            out.add(columns[0])
+    return out
 
 
 def _engine(bind: str | Any) -> tuple[Any, bool]:
@@ -84,8 +111,16 @@ def _reflect(bind: Any, schema: str | None) -> list[_Table]:
             comment = inspector.get_table_comment(name, schema=schema).get("text") or ""
         except NotImplementedError:  # dialects without comments (SQLite)
             comment = ""
+        unique = _unique_columns(inspector, name, schema)
         columns = [
-            (c["name"], str(c["type"]).lower(), c.get("comment") or "")
+            _Column(
+                c["name"],
+                str(c["type"]).lower(),
+                c.get("comment") or "",
+                not_null=not c.get("nullable", True),
+                unique=c["name"] in unique,
+                default="" if c.get("default") is None else str(c["default"]),
+            )
             for c in inspector.get_columns(name, schema=schema)
         ]
         pk = inspector.get_pk_constraint(name, schema=schema).get("constrained_columns") or []
@@ -102,7 +137,7 @@ def _validate(tables: list[_Table], where: str) -> None:
     """Checks every key names an existing table and column before anything is added."""
     by_name = {t.name.lower(): t for t in tables}
     for t in tables:
-        names = {c[0].lower() for c in t.columns}
+        names = {c.name.lower() for c in t.columns}
         for col in t.primary_key:
             if col.lower() not in names:
                 raise SchemaError(
@@ -114,7 +149,7 @@ def _validate(tables: list[_Table], where: str) -> None:
                 raise SchemaError(
                     f"{where}: foreign key of '{t.name}' references missing table '{ref}'"
                 )
-            target_names = {c[0].lower() for c in target.columns}
+            target_names = {c.name.lower() for c in target.columns}
             missing = [c for c in cols if c.lower() not in names] + [
                 f"{ref}.{c}" for c in ref_cols if c.lower() not in target_names
             ]
@@ -163,14 +198,15 @@ def _add(cat: CoreCatalog, name: str, tables: list[_Table]) -> int:
         except SchemaError as err:
             raise SchemaError(f"{err} (reflected table {t.name!r})") from None
         ids[t.name.lower()] = tid
-        for i, (col, type_, desc) in enumerate(t.columns):
+        for i, col in enumerate(t.columns):
             try:
-                cat.add_column(tid, col, type_, description=desc)
+                cid = cat.add_column(tid, col.name, col.type, description=col.description)
             except SchemaError as err:
                 # By position too: an empty column name is legal in SQLite.
                 raise SchemaError(
-                    f"{err} (reflected table {t.name!r}, column {i + 1} {col!r})"
+                    f"{err} (reflected table {t.name!r}, column {i + 1} {col.name!r})"
                 ) from None
+            cat.set_constraints(cid, not_null=col.not_null, unique=col.unique, default=col.default)
     for t in tables:
         tid = ids[t.name.lower()]
         if t.primary_key:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tabret import _core
+
+if TYPE_CHECKING:
+    from tabret._core import NameStyle, TableFormat
 
 __all__ = ["Retrieval", "ScoredColumn", "ScoredTable", "TraceStep"]
 
@@ -51,6 +55,36 @@ class Retrieval:
     def selected(self) -> list[ScoredTable]:
         """The tables before the adaptive cut (all of them when there is no cut)."""
         return self.tables if self.cut is None else self.tables[: self.cut]
+
+    def to_prompt(
+        self,
+        catalog: _core.Catalog,
+        *,
+        format: TableFormat = "ddl",
+        samples: int = 0,
+        stats: _core.ColumnStats | None = None,
+        names: NameStyle = "original",
+    ) -> str:
+        """The schema text of the :attr:`selected` tables for a text-to-SQL prompt, best first.
+
+        ``format="ddl"`` writes each table's ``CREATE TABLE`` with ``NOT NULL``, ``UNIQUE``,
+        ``DEFAULT``, the keys, and the descriptions as ``--`` comments; ``samples=n`` adds up to
+        ``n`` values per column from ``stats`` (:func:`tabret.column_stats_from_database`). When
+        the tables come from more than one database, a ``-- database: name`` line comes before
+        each run of tables of one database. Tables are separated by a blank line."""
+        parts: list[str] = []
+        databases = {catalog.table(t.id).database for t in self.selected}
+        previous: int | None = None
+        for t in self.selected:
+            db = catalog.table(t.id).database
+            text = catalog.serialize_table(
+                t.id, format=format, names=names, samples=samples, stats=stats
+            )
+            if len(databases) > 1 and db != previous:
+                text = f"-- database: {catalog.database(db).name}\n{text}"
+            previous = db
+            parts.append(text)
+        return "\n\n".join(parts)
 
     @classmethod
     def from_core(cls, question: str, r: _core.Retrieval, cat: _core.Catalog) -> Retrieval:

@@ -110,10 +110,15 @@ column_id catalog::add_column(table_id t, std::string name, std::string type, st
     if (nl_name.empty()) nl_name = detail::natural_name(name);
     const auto id = static_cast<column_id>(columns_.size());
     columns_.push_back(
-        {std::move(name), std::move(nl_name), std::move(type), std::move(description), t});
+        {std::move(name), std::move(nl_name), std::move(type), std::move(description), t, {}});
     tables_[t].columns.push_back(id);
     column_by_name_.emplace(std::move(key), id);
     return id;
+}
+
+void catalog::set_constraints(column_id c, column_constraints constraints) {
+    check_column(c);
+    columns_[c].constraints = std::move(constraints);
 }
 
 void catalog::set_primary_key(table_id t, std::vector<column_id> key) {

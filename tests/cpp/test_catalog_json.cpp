@@ -16,7 +16,8 @@ nlohmann::json valid_doc() {
       "format": "tabret-catalog", "version": 1,
       "databases": [{"name": "zoo", "tables": [
         {"name": "animal", "columns": [{"name": "id", "type": "integer"},
-                                       {"name": "pen_id", "type": "integer"}],
+                                       {"name": "pen_id", "type": "integer", "not_null": true,
+                                        "unique": true, "default": "0"}],
          "primary_key": ["id"],
          "foreign_keys": [{"column": "pen_id", "ref_table": "pen", "ref_column": "id"}]},
         {"name": "pen", "description": "an enclosure", "columns": [{"name": "id"}],
@@ -31,6 +32,8 @@ TEST_CASE("catalog JSON reads forward foreign keys and optional fields", "[catal
     CHECK(cat.table(1).description == "an enclosure");
     CHECK(cat.column(1).nl_name == "pen id");
     CHECK(cat.foreign_keys() == std::vector<foreign_key>{{1, 2}});
+    CHECK(cat.column(1).constraints == column_constraints{true, true, "0"});
+    CHECK(cat.column(0).constraints == column_constraints{});
 }
 
 TEST_CASE("catalog JSON round-trips exactly through a file", "[catalog_json]") {

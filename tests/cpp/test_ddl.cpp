@@ -440,7 +440,28 @@ TEST_CASE("ddl: column constraints and defaults are skipped correctly", "[ddl]")
     )sql");
     CHECK(column_count(cat, "db", "t") == 9);
     CHECK(column_of(cat, "db", "t", "e").description == "the e; really");
+    const auto constraints = [&](const char* c) {
+        return column_of(cat, "db", "t", c).constraints;
+    };
+    CHECK(constraints("id") == column_constraints{});
+    CHECK(constraints("a") == column_constraints{true, false, "(1 + (2 * 3))"});
+    CHECK(constraints("b") == column_constraints{false, true, "'x;y' || 'z'"});
+    CHECK(constraints("d") == column_constraints{false, false, "NULL"});
+    CHECK(constraints("g").default_value == "-1");
+    CHECK(constraints("h").default_value == "nextval('seq'::regclass)");
     CHECK(fk_set(cat) == std::set<std::string>{"db.t.c -> db.t.id"});
+}
+
+TEST_CASE("ddl: UNIQUE on one column in a table constraint or ALTER TABLE marks the column",
+          "[ddl]") {
+    const auto cat = from_sql(R"sql(
+        CREATE TABLE t (a int, b int, c int, d int, CONSTRAINT t_a UNIQUE (a), UNIQUE (b, c));
+        ALTER TABLE ONLY t ADD CONSTRAINT t_d_key UNIQUE (d);
+    )sql");
+    CHECK(column_of(cat, "db", "t", "a").constraints.unique);
+    CHECK_FALSE(column_of(cat, "db", "t", "b").constraints.unique);
+    CHECK_FALSE(column_of(cat, "db", "t", "c").constraints.unique);
+    CHECK(column_of(cat, "db", "t", "d").constraints.unique);
 }
 
 TEST_CASE("ddl: statements that are not modelled are skipped whole", "[ddl]") {

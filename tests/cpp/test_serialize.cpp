@@ -48,6 +48,49 @@ TEST_CASE("DDL serialisation quotes identifiers and writes keys", "[serialize]")
     CHECK(detail::quote_identifier("a\"b") == "\"a\"\"b\"");
 }
 
+TEST_CASE("DDL shows constraints, descriptions and sample values as comments", "[serialize]") {
+    catalog cat;
+    const auto db = cat.add_database("shop");
+    const auto t = cat.add_table(db, "customer", {}, "People who\nbuy.");
+    const auto id = cat.add_column(t, "id", "INT");
+    const auto email = cat.add_column(t, "email", "TEXT", {}, "Login; unique.");
+    const auto status = cat.add_column(t, "status", "TEXT");
+    cat.set_constraints(id, {true, false, ""});
+    cat.set_constraints(email, {true, true, ""});
+    cat.set_constraints(status, {false, false, "'active'"});
+    cat.set_primary_key(t, {id});
+    CHECK(serialize_table(cat, t, table_format::ddl) ==
+          "-- People who buy.\n"
+          "CREATE TABLE customer (\n"
+          "  id INT NOT NULL,\n"
+          "  email TEXT NOT NULL UNIQUE,  -- Login; unique.\n"
+          "  status TEXT DEFAULT 'active',\n"
+          "  PRIMARY KEY (id)\n"
+          ");");
+    column_stats_table stats(cat.columns().size());
+    stats.set(id, {std::nullopt, {"1", "2", "3"}});
+    stats.set(email, {std::nullopt, {"it's@x.org", std::string(50, 'a')}});
+    stats.set(status, {std::nullopt, {"caf\xc3\xa9\nbar"}});
+    const auto ddl = serialize_table_ddl(cat, t, {&stats, 2});
+    CHECK(ddl ==
+          "-- People who buy.\n"
+          "CREATE TABLE customer (\n"
+          "  id INT NOT NULL,  -- e.g. 1, 2\n"
+          "  email TEXT NOT NULL UNIQUE,  -- Login; unique. e.g. 'it''s@x.org', '" +
+              std::string(40, 'a') +
+              "...'\n"
+              "  status TEXT DEFAULT 'active',  -- e.g. 'caf\xc3\xa9 bar'\n"
+              "  PRIMARY KEY (id)\n"
+              ");");
+    CHECK(serialize_table_ddl(cat, t, {&stats, 0}) == serialize_table(cat, t, table_format::ddl));
+    // A cut never splits a UTF-8 sequence.
+    stats.set(status, {std::nullopt, {std::string(39, 'x') + "\xc3\xa9\xc3\xa9"}});
+    CHECK(serialize_table_ddl(cat, t, {&stats, 1}).find(std::string(39, 'x') + "\xc3\xa9...'") !=
+          std::string::npos);
+    CHECK(serialize_database_ddl(cat, db, {&stats, 1}) ==
+          serialize_table_ddl(cat, t, {&stats, 1}) + "\n");
+}
+
 TEST_CASE("described: the signature, then the non-empty descriptions; column texts get theirs",
           "[serialize]") {
     catalog cat;

@@ -29,7 +29,7 @@ catalog expected_school() {
     const auto db = cat.add_database("school");
     const auto s = cat.add_table(db, "Student");
     const auto sid = cat.add_column(s, "student_id", "INTEGER");
-    cat.add_column(s, "full name", "TEXT");
+    cat.set_constraints(cat.add_column(s, "full name", "TEXT"), {true, false, ""});
     cat.set_primary_key(s, {sid});
     const auto c = cat.add_table(db, "course");
     const auto dept = cat.add_column(c, "dept", "TEXT");
@@ -57,6 +57,30 @@ TEST_CASE("a SQLite file with foreign keys round-trips into the catalog exactly"
     const auto cat = load_sqlite(path);
     CHECK(cat == expected_school());
     CHECK(load_sqlite(path, "campus").database(0).name == "campus");
+}
+
+TEST_CASE("SQLite columns keep NOT NULL, DEFAULT and one-column UNIQUE constraints and indexes",
+          "[sqlite]") {
+    test::temp_dir dir;
+    const auto path = dir.path() / "shop.db";
+    exec(path, R"sql(
+        CREATE TABLE customer (id INTEGER PRIMARY KEY, email TEXT NOT NULL UNIQUE,
+                               status TEXT DEFAULT 'active', code TEXT, region TEXT, zip TEXT,
+                               UNIQUE (region, zip));
+        CREATE UNIQUE INDEX customer_code ON customer (code);
+        CREATE UNIQUE INDEX customer_zip ON customer (zip) WHERE zip IS NOT NULL;
+        CREATE UNIQUE INDEX customer_lower ON customer (lower(region));
+    )sql");
+    const auto cat = load_sqlite(path);
+    const auto of = [&](const char* name) {
+        return cat.column(*cat.find_column(0, name)).constraints;
+    };
+    CHECK(of("id") == column_constraints{});  // the primary key is not a UNIQUE constraint
+    CHECK(of("email") == column_constraints{true, true, ""});
+    CHECK(of("status") == column_constraints{false, false, "'active'"});
+    CHECK(of("code").unique);          // a unique index on one column
+    CHECK_FALSE(of("zip").unique);     // partial index
+    CHECK_FALSE(of("region").unique);  // two-column constraint, expression index
 }
 
 TEST_CASE("SQLite loader errors name the file", "[sqlite][errors]") {

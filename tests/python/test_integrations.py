@@ -24,8 +24,8 @@ def test_table_documents_carry_text_ids_and_trace(retriever: DenseRetriever) -> 
     assert [d.metadata["rank"] for d in docs] == [0, 1, 2]
     first = docs[0]
     assert first.id == f"tabret:{res.tables[0].name}"
-    assert first.content.startswith("CREATE TABLE")
-    assert first.metadata["table"] in first.content
+    assert f"\nCREATE TABLE {first.metadata['table']} (\n" in first.content  # after the comment
+    assert first.content == retriever.index.catalog.serialize_table(res.tables[0].id, format="ddl")
     assert first.metadata["trace"][0]["step"] == "dense"
     assert first.metadata["score"] == pytest.approx(res.tables[0].score)
     # Stable ids: the same question gives the same documents.

@@ -8,6 +8,7 @@ binaries skip locally and fail under CI=true.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -25,14 +26,14 @@ sqlalchemy = pytest.importorskip("sqlalchemy")
 SCHEMA = """
 CREATE TABLE department (
   dept_id integer PRIMARY KEY,
-  name varchar(80) NOT NULL
+  name varchar(80) NOT NULL UNIQUE
 );
 COMMENT ON TABLE department IS 'Company departments';
 CREATE TABLE employee (
   emp_id serial PRIMARY KEY,
   full_name text NOT NULL,
   salary numeric(10, 2),
-  hired date,
+  hired date DEFAULT CURRENT_DATE,
   dept_id integer REFERENCES department (dept_id)
 );
 COMMENT ON COLUMN employee.salary IS 'Yearly salary in euros';
@@ -153,7 +154,13 @@ def test_postgres_tables_columns_types_keys(postgres_url: str) -> None:
         ("hr.employee.dept_id", "hr.department.dept_id"),
     ]
     # Naming the default schema explicitly keeps its keys (they are reported schema-less).
-    assert Catalog.from_sqlalchemy(postgres_url, "hr", schema="public") == cat
+    pub = Catalog.from_sqlalchemy(postgres_url, "hr", schema="public")
+    # The one difference: PostgreSQL qualifies a sequence default when the schema is named.
+    emp_id = cat.find_column(cat.find_table("hr", "employee") or 0, "emp_id")
+    assert emp_id is not None
+    assert pub.column(emp_id).default == "nextval('\"public\".employee_emp_id_seq'::regclass)"
+    pub.set_constraints(emp_id, not_null=True, default=cat.column(emp_id).default)
+    assert pub == cat
 
 
 def test_postgres_other_schema_and_errors(postgres_url: str) -> None:
@@ -197,3 +204,50 @@ def test_postgres_column_stats(postgres_url: str) -> None:
     audit = column_stats_from_database(other, postgres_url, "audit", schema="audit")
     assert len(audit) == 2
     assert audit.known == 0
+
+
+def test_postgres_constraints_and_prompt_text(postgres_url: str) -> None:
+    """The issue's job on a real server: own database -> catalog -> retrieval -> SQL prompt
+    with the COMMENTs, NOT NULL, UNIQUE, DEFAULT and sample values of the live data."""
+    from tabret import DenseRetriever, HashingEmbedder, TableIndex
+
+    cat = Catalog.from_sqlalchemy(postgres_url, "hr")
+
+    def constraints(table: str) -> list[tuple[str, bool, bool, str]]:
+        t = cat.table(cat.find_table("hr", table) or 0)
+        return [
+            (
+                cat.column(c).name,
+                cat.column(c).not_null,
+                cat.column(c).unique,
+                cat.column(c).default,
+            )
+            for c in t.columns
+        ]
+
+    assert constraints("department") == [
+        ("dept_id", True, False, ""),  # a primary key column is reflected NOT NULL
+        ("name", True, True, ""),
+    ]
+    assert constraints("employee") == [
+        ("emp_id", True, False, "nextval('employee_emp_id_seq'::regclass)"),
+        ("full_name", True, False, ""),
+        ("salary", False, False, ""),
+        ("hired", False, False, "CURRENT_DATE"),
+        ("dept_id", False, False, ""),
+    ]
+    stats = column_stats_from_database(cat, postgres_url, "hr", max_values=5)
+    index = TableIndex.build(cat, HashingEmbedder())
+    res = DenseRetriever(index).retrieve("salary of employees per department name", 2)
+    assert {t.name for t in res.tables} == {"hr.employee", "hr.department"}
+    prompt = res.to_prompt(cat, samples=2, stats=stats)
+    assert "-- Company departments\nCREATE TABLE department (" in prompt
+    assert "  name varchar(80) NOT NULL UNIQUE,  -- e.g. '" in prompt
+    assert "  hired date DEFAULT CURRENT_DATE,  -- e.g. '20" in prompt, prompt
+    # DISTINCT gives no order: the two salaries in either.
+    assert re.search(
+        r"^  salary numeric\(10, 2\),  -- Yearly salary in euros\. "
+        r"e\.g\. (4000\.00, 5000\.00|5000\.00, 4000\.00)$",
+        prompt,
+        re.MULTILINE,
+    ), prompt

@@ -103,6 +103,10 @@ class json_reader {
     std::string opt_str(const char* key) const {
         return j_.contains(key) ? str(key) : std::string{};
     }
+    /// Optional boolean field; false when absent.
+    bool opt_bool(const char* key) const {
+        return j_.contains(key) && get(key, nlohmann::json::value_t::boolean).get<bool>();
+    }
     const nlohmann::json& list(const char* key) const {
         return get(key, nlohmann::json::value_t::array);
     }

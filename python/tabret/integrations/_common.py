@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from tabret.index import Retriever
 
 if TYPE_CHECKING:
+    from tabret._core import ColumnStats
     from tabret.catalog import Catalog
     from tabret.results import Retrieval
 
@@ -42,16 +43,37 @@ class TableDocument:
 
 
 def table_documents(
-    retriever: Retriever, question: str, k: int, content: ContentFormat = "ddl"
+    retriever: Retriever,
+    question: str,
+    k: int,
+    content: ContentFormat = "ddl",
+    *,
+    samples: int = 0,
+    stats: ColumnStats | None = None,
 ) -> list[TableDocument]:
     """The top-``k`` tables for ``question`` (cut where an adaptive method cut), best first."""
     if not isinstance(question, str):
         raise TypeError(f"question must be a str, got {type(question).__name__}")
-    return documents(retriever.retrieve(question, k), retriever.index.catalog, content)
+    return documents(
+        retriever.retrieve(question, k),
+        retriever.index.catalog,
+        content,
+        samples=samples,
+        stats=stats,
+    )
 
 
-def documents(res: Retrieval, catalog: Catalog, content: ContentFormat) -> list[TableDocument]:
-    """The tables of one retrieval as documents (cut where an adaptive method cut)."""
+def documents(
+    res: Retrieval,
+    catalog: Catalog,
+    content: ContentFormat,
+    *,
+    samples: int = 0,
+    stats: ColumnStats | None = None,
+) -> list[TableDocument]:
+    """The tables of one retrieval as documents (cut where an adaptive method cut), each as
+    :meth:`Retrieval.to_prompt` writes it: ``content`` format, original names, ``samples``
+    values per column from ``stats`` in the DDL."""
     tables = res.tables if res.cut is None else res.tables[: res.cut]
     out = []
     for rank, t in enumerate(tables):
@@ -64,7 +86,9 @@ def documents(res: Retrieval, catalog: Catalog, content: ContentFormat) -> list[
         out.append(
             TableDocument(
                 id=f"tabret:{t.name}",
-                content=catalog.serialize_table(t.id, format=content, names="original"),
+                content=catalog.serialize_table(
+                    t.id, format=content, names="original", samples=samples, stats=stats
+                ),
                 metadata={
                     "database": catalog.database(table.database).name,
                     "table": table.name,

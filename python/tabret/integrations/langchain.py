@@ -42,6 +42,10 @@ class TabretRetriever(BaseRetriever):
     """A tabret retriever (``DenseRetriever``, ``LexicalRetriever``, ...)."""
     k: int = Field(default=5, gt=0)
     content: ContentFormat = "ddl"
+    samples: int = Field(default=0, ge=0)
+    """Sample values per column in the DDL, from ``stats``."""
+    stats: Any = None
+    """Column statistics (:func:`tabret.column_stats_from_database`) for ``samples``."""
 
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun
@@ -50,7 +54,11 @@ class TabretRetriever(BaseRetriever):
         if owner is self and query in prefetched:
             return [d.model_copy(deep=True) for d in prefetched[query]]
         retriever: Retriever = self.retriever
-        return _to_langchain(table_documents(retriever, query, self.k, self.content))
+        return _to_langchain(
+            table_documents(
+                retriever, query, self.k, self.content, samples=self.samples, stats=self.stats
+            )
+        )
 
     def _prefetch(self, inputs: list[Any]) -> dict[str, list[Document]]:
         """The documents of every str input, from one batched ``retrieve``."""
@@ -61,7 +69,9 @@ class TabretRetriever(BaseRetriever):
         results = retriever.retrieve(questions, self.k)
         catalog = retriever.index.catalog
         return {
-            q: _to_langchain(documents(r, catalog, self.content))
+            q: _to_langchain(
+                documents(r, catalog, self.content, samples=self.samples, stats=self.stats)
+            )
             for q, r in zip(questions, results, strict=True)
         }
 

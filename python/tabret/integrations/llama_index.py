@@ -6,8 +6,13 @@ nodes = TabretRetriever(DenseRetriever(index), k=5).retrieve("How many singers?"
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tabret.index import Retriever
 from tabret.integrations._common import ContentFormat, missing_extra, table_documents
+
+if TYPE_CHECKING:
+    from tabret._core import ColumnStats
 
 try:
     from llama_index.core.retrievers import BaseRetriever
@@ -26,16 +31,35 @@ class TabretRetriever(BaseRetriever):
     (DDL by default), a stable ``id_`` (``tabret:<db>.<table>``) and database, table, score,
     rank and trace in ``metadata``; the node's score is tabret's score."""
 
-    def __init__(self, retriever: Retriever, k: int = 5, content: ContentFormat = "ddl") -> None:
+    def __init__(
+        self,
+        retriever: Retriever,
+        k: int = 5,
+        content: ContentFormat = "ddl",
+        *,
+        samples: int = 0,
+        stats: ColumnStats | None = None,
+    ) -> None:
         super().__init__()
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
+        if samples < 0:
+            raise ValueError(f"samples must be >= 0, got {samples}")
         self._retriever = retriever
         self._k = k
         self._content: ContentFormat = content
+        self._samples = samples
+        self._stats = stats
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
-        docs = table_documents(self._retriever, query_bundle.query_str, self._k, self._content)
+        docs = table_documents(
+            self._retriever,
+            query_bundle.query_str,
+            self._k,
+            self._content,
+            samples=self._samples,
+            stats=self._stats,
+        )
         return [
             NodeWithScore(
                 node=TextNode(

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -40,8 +41,10 @@ void add_json_database(catalog& cat, const json_reader& r) {
         const auto& cols = tr.list("columns");
         for (std::size_t k = 0; k < cols.size(); ++k) {
             const auto cr = tr.child(cols[k], "columns", k);
-            cat.add_column(t, cr.str("name"), cr.opt_str("type"), cr.opt_str("nl_name"),
-                           cr.opt_str("description"));
+            const auto c = cat.add_column(t, cr.str("name"), cr.opt_str("type"),
+                                          cr.opt_str("nl_name"), cr.opt_str("description"));
+            cat.set_constraints(
+                c, {cr.opt_bool("not_null"), cr.opt_bool("unique"), cr.opt_str("default")});
         }
     }
     const auto& ids = cat.database(db).tables;
@@ -81,10 +84,16 @@ nlohmann::json catalog_to_json(const catalog& cat) {
             json cols = json::array();
             for (auto c : tb.columns) {
                 const auto& col = cat.column(c);
-                cols.push_back({{"name", col.name},
-                                {"nl_name", col.nl_name},
-                                {"type", col.type},
-                                {"description", col.description}});
+                json out = {{"name", col.name},
+                            {"nl_name", col.nl_name},
+                            {"type", col.type},
+                            {"description", col.description}};
+                // Only what is declared: files of catalogs without constraints stay as they were.
+                if (col.constraints.not_null) out["not_null"] = true;
+                if (col.constraints.unique) out["unique"] = true;
+                if (!col.constraints.default_value.empty())
+                    out["default"] = col.constraints.default_value;
+                cols.push_back(std::move(out));
             }
             json pk = json::array();
             for (auto c : tb.primary_key) pk.push_back(cat.column(c).name);

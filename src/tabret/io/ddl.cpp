@@ -37,6 +37,7 @@ struct ddl_column {
     std::string name;
     std::string type;
     std::string description;
+    column_constraints constraints;
     std::size_t line = 0;
     bool operator==(const ddl_column&) const = default;
 };
@@ -623,14 +624,20 @@ class ddl_parser {
         } else if (accept_kw("PRIMARY")) {
             expect_kw("KEY", fmt::format("after PRIMARY {}", where));
             set_primary_key(table, {table.columns[index].name}, line);
-        } else if (at_kw("NOT") && at_any_kw({"NULL", "LOGGED", "COMPACT", "HIDDEN"}, 1)) {
+        } else if (at_kw("NOT") && at_kw("NULL", 1)) {
+            skip(2);
+            table.columns[index].constraints.not_null = true;
+        } else if (at_kw("NOT") && at_any_kw({"LOGGED", "COMPACT", "HIDDEN"}, 1)) {
             skip(2);
         } else if (accept_any_kw({"NULL", "AUTO_INCREMENT", "AUTOINCREMENT", "LOGGED", "COMPACT",
                                   "VISIBLE", "INVISIBLE", "STORED", "VIRTUAL", "PERSISTENT"})) {
         } else if (accept_kw("UNIQUE")) {
             accept_kw("KEY");
+            table.columns[index].constraints.unique = true;
         } else if (accept_kw("DEFAULT")) {
+            const auto start = pos_;
             skip_expression(fmt::format("after DEFAULT {}", where));
+            table.columns[index].constraints.default_value = text_of(start, pos_);
         } else if (at_kw("WITH") && at_kw("DEFAULT", 1)) {  // Db2: WITH DEFAULT [value]
             skip(2);
             if (!at_sym(",") && !at_sym(")") && !at_column_constraint())
@@ -804,7 +811,9 @@ class ddl_parser {
         if (accept_kw("UNIQUE")) {
             accept_any_kw({"KEY", "INDEX"});
             if (at_ident()) next();  // index name
-            parse_name_list(fmt::format("UNIQUE column list of table '{}'", table.name));
+            const auto columns =
+                parse_name_list(fmt::format("UNIQUE column list of table '{}'", table.name));
+            mark_unique(table, columns);
             while (parse_constraint_attribute()) {
             }
             return "UNIQUE constraint";
@@ -818,6 +827,35 @@ class ddl_parser {
         const auto keyword = next().text;  // KEY, INDEX, FULLTEXT, EXCLUDE, LIKE, PERIOD
         skip_to_element_end();
         return fmt::format("{} definition", keyword);
+    }
+
+    /// A UNIQUE constraint on one column marks that column; one on several marks none.
+    static void mark_unique(ddl_table& table, const std::vector<std::string>& columns) {
+        if (columns.size() != 1) return;
+        for (auto& column : table.columns)
+            if (iequals(column.name, columns.front())) column.constraints.unique = true;
+    }
+
+    /// Tokens [@p from, @p to) as SQL text: strings and quoted names re-quoted, spaced as a
+    /// type is (`nextval('s'::regclass)`, `CURRENT_TIMESTAMP`, `-1`).
+    [[nodiscard]] std::string text_of(std::size_t from, std::size_t to) const {
+        std::string out;
+        for (auto i = from; i < to; ++i) {
+            const auto& token = tokens_[i];
+            if (token.kind == ddl_token_kind::string) {
+                ddl_append_type(out, ddl_quote_string(token.text));
+            } else if (token.kind == ddl_token_kind::quoted) {
+                ddl_append_type(out, detail::quote_identifier(token.text));
+            } else if (out == "-" || out == "+" || token.text == "::" || out.ends_with("::")) {
+                out += token.text;  // a sign, a PostgreSQL cast
+            } else if (token.text == "(" && !out.empty() && out.back() != '(' &&
+                       !std::isalnum(static_cast<unsigned char>(out.back())) && out.back() != '_') {
+                out += " (";  // `1 + (2)`, not a call
+            } else {
+                ddl_append_type(out, token.text);
+            }
+        }
+        return out;
     }
 
     std::string parse_primary_key_constraint(ddl_table& table) {
@@ -1077,8 +1115,10 @@ database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_keys& ke
     for (std::size_t t = 0; t < schema.tables.size(); ++t) {
         const auto& table = schema.tables[t];
         const auto id = cat.add_table(db, table.name, {}, table.description);
-        for (const auto& column : table.columns)
+        for (const auto& column : table.columns) {
             ids[t].push_back(cat.add_column(id, column.name, column.type, {}, column.description));
+            cat.set_constraints(ids[t].back(), column.constraints);
+        }
         std::vector<column_id> primary_key;
         for (const auto c : keys.primary_keys[t]) primary_key.push_back(ids[t][c]);
         if (!primary_key.empty()) cat.set_primary_key(id, std::move(primary_key));

@@ -158,11 +158,27 @@ database_id add_sqlite(catalog& cat, const std::filesystem::path& path, std::str
     for (const auto& name : names) {
         const auto t = staged.add_table(db, name);
         std::vector<std::pair<int, column_id>> pk;
-        r.query("SELECT name, type, pk FROM pragma_table_info(?1) ORDER BY cid", name,
-                [&](sqlite3_stmt* s) {
-                    const auto c = staged.add_column(t, r.text(s, 0), r.text(s, 1));
-                    if (const int k = sqlite3_column_int(s, 2); k > 0) pk.emplace_back(k, c);
-                });
+        r.query(
+            "SELECT name, type, pk, \"notnull\", dflt_value FROM pragma_table_info(?1) ORDER BY "
+            "cid",
+            name, [&](sqlite3_stmt* s) {
+                const auto c = staged.add_column(t, r.text(s, 0), r.text(s, 1));
+                if (const int k = sqlite3_column_int(s, 2); k > 0) pk.emplace_back(k, c);
+                staged.set_constraints(c, {sqlite3_column_int(s, 3) != 0, false, r.text(s, 4)});
+            });
+        // Single-column UNIQUE constraints and unique indexes (not the primary key's, not
+        // partial, not on an expression).
+        r.query(
+            "SELECT c.name FROM pragma_index_list(?1) AS i, pragma_index_info(i.name) AS c "
+            "WHERE i.\"unique\" AND i.origin != 'pk' AND NOT i.partial AND c.cid >= 0 "
+            "AND (SELECT count(*) FROM pragma_index_info(i.name)) = 1",
+            name, [&](sqlite3_stmt* s) {
+                const auto c = staged.find_column(t, r.text(s, 0));
+                if (!c) return;  // SQLite indexes only the table's own columns
+                auto constraints = staged.column(*c).constraints;
+                constraints.unique = true;
+                staged.set_constraints(*c, std::move(constraints));
+            });
         std::sort(pk.begin(), pk.end());
         std::vector<column_id> key;
         for (const auto& [k, c] : pk) key.push_back(c);
