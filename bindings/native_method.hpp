@@ -52,6 +52,7 @@ struct method_info {
     std::string name;
     std::string kind;  ///< "first", "select" or "post" (tabret.methods.StageKind).
     std::string description;
+    std::string score;          ///< What a returned table's score is (`tabret query` says it).
     bool columns = false;       ///< Ranks columns too.
     bool column_index = false;  ///< Searches the index's column vectors.
 };

@@ -31,6 +31,7 @@ void register_native_methods(py::module_& m) {
         .def_property_readonly("kind", [](const native_method& nm) { return nm.info.kind; })
         .def_property_readonly("description",
                                [](const native_method& nm) { return nm.info.description; })
+        .def_property_readonly("score", [](const native_method& nm) { return nm.info.score; })
         .def_property_readonly("columns", [](const native_method& nm) { return nm.info.columns; })
         .def_property_readonly("column_index",
                                [](const native_method& nm) { return nm.info.column_index; })

@@ -12,6 +12,7 @@ const registration column_max{method<column_max_options>(
      .kind = "first",
      .description = "dense cosine of each table and of its columns; a table scores its best "
                     "(a question that names one column finds its table)",
+     .score = "the best cosine with the question of the table and its columns",
      .columns = true,
      .column_index = true},
     {field("depth", &column_max_options::depth)},

@@ -7,6 +7,8 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
 
+import numpy as np
+
 from tabret import _core
 from tabret.catalog import Catalog
 from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder, saved_embedder
@@ -66,6 +68,7 @@ class TableIndex:
                 f"the index was built with embedder '{core.embedder_name}', "
                 f"but '{name}' was given: queries must use the same embedder"
             )
+        _check_probes(core, self._embed)
         self.catalog = Catalog(core.catalog)
 
     @classmethod
@@ -150,6 +153,43 @@ class TableIndex:
 
     def table_text(self, table: int) -> str:
         return self._core.table_text(table)
+
+
+#: The least cosine between a table vector the index stores and the same table's text embedded
+#: again at load: the same model gives 1 up to float noise, another model far less.
+PROBE_MIN_COSINE = 0.99
+
+
+def _check_probes(core: _core.TableIndex, embed: Any) -> None:
+    """Embeds the texts of (up to) three tables again and compares them with the stored vectors:
+    a different embedder under the same name (a changed callable, another endpoint model) is a
+    :class:`ValueError` at load, not silently wrong rankings."""
+    n = core.catalog.num_tables
+    if n == 0:
+        return
+    ids = sorted({0, n // 2, n - 1})
+    texts = [core.table_text(t) for t in ids]
+    got = np.asarray(
+        embed.embed(texts) if isinstance(embed, HashingEmbedder) else embed(texts),
+        dtype=np.float64,
+    )
+    stored = np.asarray(core.table_vectors, dtype=np.float64)[ids]
+    if got.shape != stored.shape:
+        raise ValueError(
+            f"the embedder given as '{core.embedder_name}' returns vectors of shape "
+            f"{got.shape[1:] or got.shape}, the index stores {stored.shape[1]}-d ones: it is not "
+            "the embedder the index was built with"
+        )
+    norms = np.linalg.norm(got, axis=1) * np.linalg.norm(stored, axis=1)
+    cosines = np.einsum("ij,ij->i", got, stored) / np.where(norms > 0, norms, 1.0)
+    worst = int(np.argmin(cosines))
+    if cosines[worst] < PROBE_MIN_COSINE:
+        raise ValueError(
+            f"the embedder given as '{core.embedder_name}' does not reproduce the index's "
+            f"vectors (cosine {cosines[worst]:.3f} for table "
+            f"'{core.catalog.qualified_name(ids[worst])}'): it is not the embedder the index "
+            "was built with, although its name is the same"
+        )
 
 
 def load_saved(

@@ -415,6 +415,8 @@ _ALL: list[Method[Any]] = [
         needs=frozenset({"llm"}),
         columns=True,
         column_index=True,
+        score="the collective-selection score of the table's first selected column "
+        "(tables in selection order)",
     ),
     Method(
         "adaptive",
@@ -424,6 +426,8 @@ _ALL: list[Method[Any]] = [
         AdaptiveOptions,
         _adaptive,
         takes_first=True,
+        score="the scorer's logit in the window that placed the table (comparable only within "
+        "a window: the order is the ranking; the cut is where the threshold fell)",
     ),
     Method(
         "greedy-join",
@@ -492,6 +496,8 @@ _ALL: list[Method[Any]] = [
         columns=True,
         takes_first=True,
         column_index=True,
+        score="the first stage's score; the routed database's tables come first whatever "
+        "their score",
     ),
     Method(
         "closure",
@@ -501,6 +507,8 @@ _ALL: list[Method[Any]] = [
         _closure,
         cli=False,
         takes_first=True,
+        score="the stage before's score; a bridge table gets the score of the selected table "
+        "it links",
     ),
 ]
 
@@ -553,6 +561,7 @@ def _native(method: _core.NativeMethod) -> Method[Any]:
         columns=method.columns,
         takes_first=takes_first,
         column_index=method.column_index,
+        score=method.score or Method.score,
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pytest
 
 import tabret
@@ -82,6 +83,22 @@ def test_load_uses_the_saved_embedder(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"pass the same embedder to TableIndex\.load"):
         TableIndex.load(tmp_path / "mine")
     assert TableIndex.load(tmp_path / "mine", my_model).embedder_name.endswith(".my_model")
+
+    # Another function under the same name is caught by re-embedding stored tables' texts.
+    def other(texts: list[str]) -> object:
+        return emb.embed([t.upper()[::-1] for t in texts])
+
+    other.__qualname__ = my_model.__qualname__
+    other.__name__ = my_model.__name__
+    with pytest.raises(ValueError, match=r"does not reproduce the index's vectors \(cosine"):
+        TableIndex.load(tmp_path / "mine", other)
+
+    def wider(texts: list[str]) -> object:
+        return np.hstack([emb.embed(texts), emb.embed(texts)])
+
+    wider.__qualname__ = my_model.__qualname__
+    with pytest.raises(ValueError, match=r"returns vectors of shape \(512,\)"):
+        TableIndex.load(tmp_path / "mine", wider)
     with pytest.raises(ValueError, match="cannot read the hashing parameters"):
         saved_embedder("hashing(dim=x)")
 

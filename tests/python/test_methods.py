@@ -228,3 +228,16 @@ def test_weight_presets_name_the_native_defaults() -> None:
     assert GREEDY_WEIGHTS[greedy] == pytest.approx((g["coarse"], g["coverage"], g["join"]))
     jar = inspect.signature(JarExactRetriever).parameters["weights"].default
     assert JAR_WEIGHTS[jar] == pytest.approx(_core.JarExactRetriever.defaults["weights"])
+
+
+def test_every_method_says_what_its_scores_are() -> None:
+    """`tabret query` prints each method's score legend: none may fall back to the generic one,
+    and a pipeline's legend is its last stage's (or the fusion's)."""
+    from tabret.methods import METHODS, Method, score_meaning
+
+    generic = Method.score
+    assert [name for name, m in METHODS.items() if m.score == generic] == []
+    assert METHODS["column-max"].score.startswith("the best cosine")  # from the C++ registration
+    assert score_meaning("single-hop > adaptive") == METHODS["adaptive"].score
+    assert score_meaning("hybrid + reverse > greedy-join") == METHODS["greedy-join"].score
+    assert score_meaning("single-hop + bm25") == METHODS["hybrid"].score
