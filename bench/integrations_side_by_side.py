@@ -20,7 +20,7 @@ of the database (a table's comment, a column's comment, a row's value, ``DEFAULT
 ...). It also checks, with a fake LLM, that the frameworks' own text-to-SQL chains put exactly
 the measured text into their prompts.
 
-Run: ``PYTHONPATH=/tmp/main-stage HF_HUB_OFFLINE=1 python3 bench/integrations_side_by_side.py
+Run: ``HF_HUB_OFFLINE=1 python3 bench/integrations_side_by_side.py
 [--json OUT.json] [--show-prompts]``. Needs the ``postgresql`` Debian package and
 ``pip install 'tabret[models,postgres]' llama-index-core llama-index-embeddings-huggingface
 langchain-community``.
