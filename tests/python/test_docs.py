@@ -156,7 +156,7 @@ def _env(work: Path) -> dict[str, str]:
     env.update(
         HF_HUB_OFFLINE="1",
         MPLBACKEND="Agg",
-        TABRET_DATA_DIR=str(tabret.datasets.data_dir()),
+        TABRET_DATA_DIR=str(tabret.datasets.data_dir().resolve()),
         # The tabret under test, also for `tabret` commands run by sh blocks.
         PYTHONPATH=os.pathsep.join(
             [str(Path(tabret.__file__).parents[1]), env.get("PYTHONPATH", "")]
