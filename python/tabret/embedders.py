@@ -301,6 +301,11 @@ def saved_embedder(name: str, *, progress: bool = True) -> Embedder | HashingEmb
 def embed_texts(embedder: Embedder | HashingEmbedder, texts: Sequence[str]) -> FloatArray:
     """Embeds texts with any embedder, as float32 (not normalised)."""
     fn, _ = resolve_embedder(embedder)
+    return call_resolved(fn, texts)
+
+
+def call_resolved(fn: Any, texts: Sequence[str]) -> FloatArray:
+    """Embeds texts with what :func:`resolve_embedder` returned, as float32."""
     if isinstance(fn, HashingEmbedder):
         return np.asarray(fn.embed(list(texts)), dtype=np.float32)
     return np.asarray(fn(list(texts)), dtype=np.float32)

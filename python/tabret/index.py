@@ -11,7 +11,13 @@ import numpy as np
 
 from tabret import _core
 from tabret.catalog import Catalog
-from tabret.embedders import Embedder, HashingEmbedder, resolve_embedder, saved_embedder
+from tabret.embedders import (
+    Embedder,
+    HashingEmbedder,
+    call_resolved,
+    resolve_embedder,
+    saved_embedder,
+)
 from tabret.results import Retrieval
 
 if TYPE_CHECKING:
@@ -169,10 +175,7 @@ def _check_probes(core: _core.TableIndex, embed: Any) -> None:
         return
     ids = sorted({0, n // 2, n - 1})
     texts = [core.table_text(t) for t in ids]
-    got = np.asarray(
-        embed.embed(texts) if isinstance(embed, HashingEmbedder) else embed(texts),
-        dtype=np.float64,
-    )
+    got = call_resolved(embed, texts).astype(np.float64)
     stored = np.asarray(core.table_vectors, dtype=np.float64)[ids]
     if got.shape != stored.shape:
         raise ValueError(

@@ -72,18 +72,18 @@ class Retrieval:
         ``n`` values per column from ``stats`` (:func:`tabret.column_stats_from_database`). When
         the tables come from more than one database, a ``-- database: name`` line comes before
         each run of tables of one database. Tables are separated by a blank line."""
-        parts: list[str] = []
-        databases = {catalog.table(t.id).database for t in self.selected}
-        previous: int | None = None
-        for t in self.selected:
-            db = catalog.table(t.id).database
-            text = catalog.serialize_table(
-                t.id, format=format, names=names, samples=samples, stats=stats
-            )
-            if len(databases) > 1 and db != previous:
-                text = f"-- database: {catalog.database(db).name}\n{text}"
-            previous = db
-            parts.append(text)
+        dbs = [catalog.table(t.id).database for t in self.selected]
+        parts = [
+            catalog.serialize_table(t.id, format=format, names=names, samples=samples, stats=stats)
+            for t in self.selected
+        ]
+        if len(set(dbs)) > 1:  # name the database where a run of its tables starts
+            parts = [
+                f"-- database: {catalog.database(db).name}\n{text}"
+                if i == 0 or dbs[i - 1] != db
+                else text
+                for i, (db, text) in enumerate(zip(dbs, parts, strict=True))
+            ]
         return "\n\n".join(parts)
 
     @classmethod
