@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <pybind11/stl.h>
@@ -33,6 +34,14 @@ name_style to_name_style(const std::string& s) {
 }
 
 namespace {
+
+/// A foreign key as Python sees it: the ids and the columns' qualified names, so that its repr
+/// reads without the catalog at hand.
+struct named_foreign_key {
+    foreign_key key;
+    std::string from_name;
+    std::string to_name;
+};
 
 template <class T>
 std::string record_repr(const char* type, const T& r) {
@@ -92,14 +101,24 @@ void register_catalog(py::module_& m) {
         .def_readonly("description", &database::description)
         .def_readonly("tables", &database::tables)
         .def("__repr__", [](const database& d) { return record_repr("Database", d); });
-    py::class_<foreign_key>(m, "ForeignKey", "Referencing column -> referenced column.")
-        .def_readonly("from_column", &foreign_key::from)
-        .def_readonly("to_column", &foreign_key::to)
-        .def("__eq__", [](const foreign_key& a, const foreign_key& b) { return a == b; })
+    py::class_<named_foreign_key>(m, "ForeignKey",
+                                  "Referencing column -> referenced column, with their names.")
+        .def_property_readonly("from_column", [](const named_foreign_key& k) { return k.key.from; })
+        .def_property_readonly("to_column", [](const named_foreign_key& k) { return k.key.to; })
+        .def_readonly("from_name", &named_foreign_key::from_name,
+                      "The referencing column as database.table.column.")
+        .def_readonly("to_name", &named_foreign_key::to_name,
+                      "The referenced column as database.table.column.")
+        .def("__eq__",
+             [](const named_foreign_key& a, const named_foreign_key& b) { return a.key == b.key; })
         .def("__hash__",
-             [](const foreign_key& k) { return py::hash(py::make_tuple(k.from, k.to)); })
-        .def("__repr__",
-             [](const foreign_key& k) { return fmt::format("ForeignKey({}, {})", k.from, k.to); });
+             [](const named_foreign_key& k) {
+                 return py::hash(py::make_tuple(k.key.from, k.key.to));
+             })
+        .def("__repr__", [](const named_foreign_key& k) {
+            return fmt::format("ForeignKey({} -> {}, columns {} -> {})", k.from_name, k.to_name,
+                               k.key.from, k.key.to);
+        });
 
     py::class_<catalog>(m, "Catalog", "Databases, tables and columns with dense, stable ids.")
         .def(py::init<>())
@@ -122,7 +141,15 @@ void register_catalog(py::module_& m) {
         .def_property_readonly("databases", &catalog::databases)
         .def_property_readonly("tables", &catalog::tables)
         .def_property_readonly("columns", &catalog::columns)
-        .def_property_readonly("foreign_keys", &catalog::foreign_keys)
+        .def_property_readonly("foreign_keys",
+                               [](const catalog& c) {
+                                   std::vector<named_foreign_key> out;
+                                   out.reserve(c.foreign_keys().size());
+                                   for (const auto& k : c.foreign_keys())
+                                       out.push_back({k, c.qualified_name_of_column(k.from),
+                                                      c.qualified_name_of_column(k.to)});
+                                   return out;
+                               })
         .def_property_readonly("num_databases",
                                [](const catalog& c) { return c.databases().size(); })
         .def_property_readonly("num_tables", [](const catalog& c) { return c.tables().size(); })

@@ -40,6 +40,13 @@ def test_ids_records_and_lookup() -> None:
     assert cat.find_column(1, "CUSTOMER_ID") == 3
     fk = cat.foreign_keys[0]
     assert (fk.from_column, fk.to_column) == (3, 0)
+    assert (fk.from_name, fk.to_name) == (
+        "shop.order_header.customer_id",
+        "shop.Customer.customer_id",
+    )
+    assert repr(fk) == (
+        "ForeignKey(shop.order_header.customer_id -> shop.Customer.customer_id, columns 3 -> 0)"
+    )
     assert cat.qualified_name(1) == "shop.order_header"
     assert cat.qualified_column_name(1) == "shop.Customer.FullName"
     assert repr(cat) == "Catalog(1 databases, 2 tables, 4 columns, 1 foreign keys)"
