@@ -38,18 +38,17 @@ import json
 import os
 import platform
 import re
-import shutil
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import textwrap
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: bench/ is a package
+from bench.postgres_cluster import server_bin, throwaway_cluster
 
 DB = "clinic"
 K = 3
@@ -450,57 +449,22 @@ def code_lines(fn: Callable[..., Any]) -> int:
 # --- The server ---
 
 
-def _pg_bin() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return found[-1].parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _as_server_user(cmd: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: run it as the 'postgres' user then."""
-    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
-
-
 @contextmanager
 def postgres(bindir: Path) -> Iterator[str]:
     """A throwaway cluster with database ``clinic``; yields its SQLAlchemy URL."""
     import sqlalchemy as sa
 
-    root = Path(tempfile.mkdtemp(prefix="tabret-side-by-side-"))
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-    data, port = root / "data", _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-
-    def run(*cmd: str) -> None:
-        subprocess.run(
-            _as_server_user(list(cmd)), check=True, capture_output=True, timeout=120, env=env
-        )
-
-    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
-    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "start")
-    try:
-        admin = sa.create_engine(
-            f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres", isolation_level="AUTOCOMMIT"
-        )
+    with throwaway_cluster(bindir, "tabret-side-by-side-") as cluster:
+        admin = sa.create_engine(f"{cluster.url}/postgres", isolation_level="AUTOCOMMIT")
         with admin.connect() as conn:
             conn.exec_driver_sql(f"CREATE DATABASE {DB}")
         admin.dispose()
-        url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/{DB}"
+        url = f"{cluster.url}/{DB}"
         engine = sa.create_engine(url)
         with engine.begin() as conn:
             conn.exec_driver_sql(SCHEMA)
         engine.dispose()
         yield url
-    finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(root, ignore_errors=True)
 
 
 # --- Checks that the frameworks' own chains send the measured text (a fake LLM records it) ---
@@ -715,7 +679,7 @@ def main(argv: list[str] | None = None) -> int:
     here = Path(__file__).resolve().parent
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != here]
 
-    bindir = _pg_bin()
+    bindir = server_bin()
     if bindir is None:
         print(
             "error: PostgreSQL server binaries not found under /usr/lib/postgresql "

@@ -9,10 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
-import subprocess
-import tempfile
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +17,9 @@ import pytest
 
 from tabret import Catalog, Error, SchemaError
 from tabret.join import column_stats_from_database
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.postgres_cluster import server_bin, throwaway_cluster
 
 sqlalchemy = pytest.importorskip("sqlalchemy")
 
@@ -60,57 +60,21 @@ CREATE TABLE audit.log (id bigint PRIMARY KEY, emp_id integer REFERENCES public.
 """
 
 
-def _pg_bin() -> Path | None:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
-    return found[-1].parent if found else None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _as_server_user(cmd: list[str]) -> list[str]:
-    """PostgreSQL refuses to run as root: run it as the 'postgres' user then."""
-    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
-
-
 @pytest.fixture(scope="module")
 def postgres_url() -> Iterator[str]:
-    bindir = _pg_bin()
+    bindir = server_bin()
     if bindir is None:
         if os.environ.get("CI") == "true":
             pytest.fail("PostgreSQL server binaries missing under CI (apt-get install postgresql)")
         pytest.skip("PostgreSQL server not installed (Debian package 'postgresql')")
     pytest.importorskip("psycopg")
-    root = Path(tempfile.mkdtemp(prefix="tabret-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-    data, port = root / "data", _free_port()
-
-    # The server is not tabret: it runs without the sanitizer runtimes that `make sanitize`
-    # preloads into this process (PostgreSQL does not start under them).
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-
-    def run(*cmd: str) -> None:
-        subprocess.run(
-            _as_server_user(list(cmd)), check=True, capture_output=True, timeout=120, env=env
-        )
-
-    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
-    opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "start")
-    try:
-        url = f"postgresql+psycopg://postgres@127.0.0.1:{port}/postgres"
+    with throwaway_cluster(bindir) as cluster:
+        url = f"{cluster.url}/postgres"
         engine = sqlalchemy.create_engine(url)
         with engine.begin() as conn:
             conn.exec_driver_sql(SCHEMA)
         engine.dispose()
         yield url
-    finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_postgres_tables_columns_types_keys(postgres_url: str) -> None:

@@ -32,7 +32,9 @@ import tabret
 from tabret import Catalog
 from tabret.embedders import CallableEmbedder, HashingEmbedder
 from tabret.index import DenseRetriever, TableIndex
-from test_postgres import _free_port, _pg_bin
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.postgres_cluster import server_bin, throwaway_cluster
 
 CI = os.environ.get("CI") == "true"
 
@@ -345,14 +347,9 @@ def _as_user(user: str, cmd: list[str]) -> list[str]:
 
 @pytest.fixture(scope="module")
 def pg_dump_text() -> Iterator[str]:
-    bindir = _pg_bin()
+    bindir = server_bin()
     if bindir is None:
         _missing("PostgreSQL server binaries (Debian package 'postgresql')")
-    root = Path(tempfile.mkdtemp(prefix="tabret-pgdump-"))
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-    data, port = root / "data", _free_port()
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
 
     def run(*cmd: str, stdin: str | None = None) -> str:
         done = subprocess.run(
@@ -362,29 +359,15 @@ def pg_dump_text() -> Iterator[str]:
             text=True,
             input=stdin,
             timeout=120,
-            env=env,
+            env={k: v for k, v in os.environ.items() if k != "LD_PRELOAD"},
         )
         return done.stdout
 
-    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
-    opts = f"-p {port} -k {root} -c listen_addresses='' -c fsync=off"
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", str(root / "log"), "-w", "start")
-    try:
-        conn = ["-h", str(root), "-p", str(port), "-U", "postgres"]
-        run(
-            str(bindir / "psql"),
-            *conn,
-            "-v",
-            "ON_ERROR_STOP=1",
-            "-q",
-            "-d",
-            "postgres",
-            stdin=PG_SCHEMA,
-        )
+    with throwaway_cluster(bindir, "tabret-pgdump-") as cluster:
+        conn = ["-h", str(cluster.socket_dir), "-p", str(cluster.port), "-U", "postgres"]
+        psql = [str(bindir / "psql"), *conn, "-v", "ON_ERROR_STOP=1", "-q", "-d", "postgres"]
+        run(*psql, stdin=PG_SCHEMA)
         yield run(str(bindir / "pg_dump"), *conn, "--schema-only", "postgres")
-    finally:
-        run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
-        shutil.rmtree(root, ignore_errors=True)
 
 
 def test_pg_dump_schema_only_loads_every_table(pg_dump_text: str, tmp_path: Path) -> None:

@@ -1,0 +1,68 @@
+"""A throwaway PostgreSQL cluster for the tests and benchmarks that need a real server:
+Debian's ``postgresql`` binaries (initdb, pg_ctl) on a free port of 127.0.0.1, in a temporary
+directory that is removed afterwards."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+
+def server_bin() -> Path | None:
+    """The newest installed server's bin directory, or None without one."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _as_server_user(cmd: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: run it as the 'postgres' user then."""
+    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
+
+
+class Cluster(NamedTuple):
+    url: str  # base SQLAlchemy URL: postgresql+psycopg://postgres@127.0.0.1:PORT (+ /DATABASE)
+    socket_dir: Path  # for psql / pg_dump: -h socket_dir -p port -U postgres
+    port: int
+
+
+@contextmanager
+def throwaway_cluster(bindir: Path, prefix: str = "tabret-pg-") -> Iterator[Cluster]:
+    """Starts a cluster (superuser ``postgres``, trust authentication, no fsync) listening on
+    127.0.0.1 and a Unix socket; stops it and deletes its directory on exit."""
+    root = Path(tempfile.mkdtemp(prefix=prefix))
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres")
+    data, port = root / "data", _free_port()
+    # The server is not tabret: it runs without the sanitizer runtimes that `make sanitize`
+    # preloads into this process (PostgreSQL does not start under them).
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+
+    def run(*cmd: str) -> None:
+        subprocess.run(
+            _as_server_user(list(cmd)), check=True, capture_output=True, timeout=120, env=env
+        )
+
+    try:
+        run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
+        opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(root / "log")
+        run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", log, "-w", "start")
+        try:
+            yield Cluster(f"postgresql+psycopg://postgres@127.0.0.1:{port}", root, port)
+        finally:
+            run(str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
