@@ -32,7 +32,8 @@ def test_catalog_error_is_reported_not_raised(
 def test_catalog_convert_then_reload(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "demo.json"
     assert main(["demo", "--limit", "2", "--embedder", "hashing", "--quiet"]) == 0
-    printed = capsys.readouterr().out
+    printed, errors = capsys.readouterr()
+    assert "%|" not in errors  # --quiet: no progress bar (join graph, generated questions)
     assert "Over all 36 demo questions" in printed
     assert "| demo | hashing(" in printed
     # The default pipeline beside single-hop, per question and in the table.

@@ -52,7 +52,11 @@ def run(o: DemoOptions) -> int:
     print(f"demo catalog: {bench.catalog!r}")
     embedder = embedder_arg(o.embedder, o.quiet)
     index = TableIndex.build(bench.catalog, embedder, progress=not o.quiet)  # type: ignore[arg-type]
-    inputs = Inputs(graph=JoinGraph.build(index), questions=GeneratedQuestions.build(index))
+    progress = not o.quiet
+    inputs = Inputs(
+        graph=JoinGraph.build(index, progress=progress),
+        questions=GeneratedQuestions.build(index, progress=progress),
+    )
     methods = {
         "single-hop": DenseRetriever(index),
         PIPELINE: build_pipeline(PIPELINE, index, inputs),
