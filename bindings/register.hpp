@@ -22,6 +22,7 @@ void register_reverse(pybind11::module_& m);
 void register_crush(pybind11::module_& m);
 void register_adaptive(pybind11::module_& m);
 void register_join(pybind11::module_& m);
+void register_key_discovery(pybind11::module_& m);
 void register_murre(pybind11::module_& m);
 void register_native_methods(pybind11::module_& m);
 

@@ -138,7 +138,7 @@ void register_graph(py::module_& m) {
            const std::string& name, const std::optional<column_stats_table>& stats,
            const std::string& names, double default_uniqueness, std::size_t batch_size,
            std::size_t exhaustive_max_tables, std::size_t max_block_tables,
-           std::size_t max_edges_per_table, const py::object& progress) {
+           std::size_t max_edges_per_table, bool infer_compatibility, const py::object& progress) {
             join_graph_options o;
             o.names = to_name_style(names);
             o.compatibility.default_uniqueness = default_uniqueness;
@@ -146,6 +146,7 @@ void register_graph(py::module_& m) {
             o.exhaustive_max_tables = exhaustive_max_tables;
             o.max_block_tables = max_block_tables;
             o.max_edges_per_table = max_edges_per_table;
+            o.infer_compatibility = infer_compatibility;
             auto embedder = to_embedder(embed, name);
             auto report = python_progress_fn(progress);
             const column_stats_table none;
@@ -161,6 +162,7 @@ void register_graph(py::module_& m) {
         py::arg("exhaustive_max_tables") = join_graph_options{}.exhaustive_max_tables,
         py::arg("max_block_tables") = join_graph_options{}.max_block_tables,
         py::arg("max_edges_per_table") = join_graph_options{}.max_edges_per_table,
+        py::arg("infer_compatibility") = join_graph_options{}.infer_compatibility,
         py::arg("progress") = py::none());
     graph
         .def_static(

@@ -27,6 +27,7 @@ from tabret.embedders import (
     OpenAICompatibleEmbedder,
     SentenceTransformerEmbedder,
 )
+from tabret.families import Families, collapse_families
 from tabret.index import BaseRetriever, DenseRetriever, LexicalRetriever, Retriever, TableIndex
 from tabret.join import (
     ColumnStats,
@@ -36,6 +37,12 @@ from tabret.join import (
     JoinGraph,
     column_stats_from_database,
     jar_column_stats,
+)
+from tabret.keys import (
+    InferredKey,
+    catalog_without_keys,
+    infer_foreign_keys,
+    with_foreign_keys,
 )
 from tabret.murre import MurreRetriever
 from tabret.pipeline import DatabaseRouter, Fusion, Pipeline
@@ -56,12 +63,14 @@ __all__ = [
     "DenseRetriever",
     "EmbeddingError",
     "Error",
+    "Families",
     "FileError",
     "ForeignKey",
     "Fusion",
     "GeneratedQuestions",
     "GreedyJoinRetriever",
     "HashingEmbedder",
+    "InferredKey",
     "JarExactRetriever",
     "JoinClosure",
     "JoinGraph",
@@ -88,8 +97,12 @@ __all__ = [
     "TemplateError",
     "TraceStep",
     "__version__",
+    "catalog_without_keys",
+    "collapse_families",
     "column_stats_from_database",
     "demo_catalog",
     "demo_questions",
+    "infer_foreign_keys",
     "jar_column_stats",
+    "with_foreign_keys",
 ]

@@ -647,6 +647,7 @@ class JoinGraph:
         exhaustive_max_tables: int = 2000,
         max_block_tables: int = 256,
         max_edges_per_table: int = 32,
+        infer_compatibility: bool = True,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> JoinGraph: ...
     @staticmethod
@@ -658,6 +659,39 @@ class JoinGraph:
     @property
     def embedder_name(self) -> str: ...
     def __len__(self) -> int: ...
+
+# --- key discovery (register_key_discovery.cpp) -------------------------------------------
+
+class InferredKey:
+    @property
+    def from_column(self) -> int: ...
+    @property
+    def to_column(self) -> int: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def from_name(self) -> str: ...
+    @property
+    def to_name(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+#: The defaults of infer_foreign_keys, keyword -> value.
+infer_foreign_keys_defaults: dict[str, Any]
+
+def infer_foreign_keys(
+    catalog: Catalog,
+    stats: ColumnStats | None = None,
+    use_primary_keys: bool = True,
+    min_uniqueness: float = 1.0,
+    min_inclusion: float = 0.9,
+    first_column_keys: bool = True,
+    role_prefixed: bool = True,
+) -> list[InferredKey]: ...
+def with_foreign_keys(catalog: Catalog, keys: list[InferredKey]) -> Catalog: ...
+def catalog_without_keys(catalog: Catalog, keep_primary_keys: bool = False) -> Catalog: ...
 
 class GreedyJoinRetriever:
     #: The constructor's defaults, keyword -> value.

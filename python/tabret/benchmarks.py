@@ -534,8 +534,8 @@ def spider2_lite_db(root: Path | None = None) -> Benchmark:
 
 
 def _copy_database(cat: Catalog, db_id: int) -> tuple[Catalog, dict[int, int], dict[int, int]]:
-    """One database of ``cat`` as a catalog of its own (names, descriptions, types, keys),
-    with the old -> new table and column ids."""
+    """One database of ``cat`` as a catalog of its own (names, descriptions, types, constraints,
+    keys), with the old -> new table and column ids."""
     sub = Catalog()
     db = cat.database(db_id)
     new_db = sub.add_database(db.name, db.description)
@@ -547,6 +547,10 @@ def _copy_database(cat: Catalog, db_id: int) -> tuple[Catalog, dict[int, int], d
         for c_id in t.columns:
             c = cat.column(c_id)
             columns[c_id] = sub.add_column(tables[t_id], c.name, c.type, c.nl_name, c.description)
+            if c.not_null or c.unique or c.default:
+                sub.set_constraints(
+                    columns[c_id], not_null=c.not_null, unique=c.unique, default=c.default
+                )
         if t.primary_key:
             sub.set_primary_key(tables[t_id], [columns[c] for c in t.primary_key])
     for fk in cat.foreign_keys:

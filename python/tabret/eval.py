@@ -11,6 +11,9 @@ By default one run at ``max(ks)`` is scored at every prefix k. ``per_k=True`` ru
 once per k instead and scores everything it returns (for methods whose answer for k is not a
 prefix of their answer for k + 1, such as the exact JAR objective, and for post-steps that add
 tables, such as the join closure: ``mean_tables`` then shows how many came back).
+
+With ``tokens`` (a :class:`tabret.tokens.SchemaTokens`), table-level results also give the
+mean prompt tokens of the schema text of the tables returned at each k (``prompt_tokens``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any, Literal
 from tabret import _core
 from tabret.benchmarks import Benchmark, BenchmarkQuestion
 from tabret.results import Retrieval
+from tabret.tokens import SchemaTokens
 
 __all__ = [
     "CutResult",
@@ -70,6 +74,8 @@ class EvalResult:
     seconds: dict[int, float] = field(default_factory=dict)  # k -> wall time of the run(s)
     per_k: bool = False  # one run per k, all returned items scored
     cut: CutResult | None = None  # set when every result has an adaptive cut (table level)
+    # k -> mean tokens of the DDL of the tables returned at k (evaluate's ``tokens``)
+    prompt_tokens: dict[int, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -86,16 +92,20 @@ def evaluate(
     batch_size: int = 128,
     progress: bool = True,
     per_k: bool = False,
+    tokens: SchemaTokens | None = None,
 ) -> EvalResult:
     """Runs ``retrieve(questions, max(ks))`` over the benchmark in batches and scores it at
     ``level`` ("table": ``res.tables`` vs ``gold_tables``; "column": ``res.columns`` vs
     ``gold_columns``, only over questions with gold columns). With ``per_k``, runs
     ``retrieve(questions, k)`` for every k and scores all it returns. ``seconds`` holds the wall
-    time of each run."""
+    time of each run. With ``tokens`` (table level only), ``prompt_tokens`` holds the mean
+    tokens of the DDL of the tables returned at each k."""
     if not ks or min(ks) <= 0:
         raise ValueError(f"ks must be positive, got {list(ks)}")
     if level not in ("table", "column"):
         raise ValueError(f"level must be 'table' or 'column', got '{level}'")
+    if tokens is not None and level != "table":
+        raise ValueError("prompt tokens are counted for tables: use level='table'")
     if bench.per_database:
         raise ValueError(
             f"benchmark '{bench.name}' searches each question's own database: evaluate each of "
@@ -130,7 +140,11 @@ def evaluate(
     cr: dict[int, float] = {}
     r: dict[int, float] = {}
     mt: dict[int, float] = {}
+    pt: dict[int, float] = {}
     for k in ks:
+        if tokens is not None:
+            lists = ranked_at[k] if per_k else [rk[:k] for rk in ranked_at[max(ks)]]
+            pt[k] = sum(tokens.tables(rk) for rk in lists) / n
         ranked = scored_at[k] if per_k else scored_at[max(ks)]
         pairs = list(zip(ranked, golds, strict=True))
         cut = [max(len(rk), 1) if per_k else k for rk in ranked]
@@ -168,6 +182,7 @@ def evaluate(
         seconds=seconds if per_k else {k: seconds[max(ks)] for k in ks},
         per_k=per_k,
         cut=cut_result,
+        prompt_tokens=pt,
     )
 
 
@@ -197,6 +212,7 @@ def merge_results(parts: Sequence[EvalResult], bench: Benchmark) -> EvalResult:
         complete_recall=mean(lambda p: p.complete_recall),
         recall=mean(lambda p: p.recall),
         mean_tables=mean(lambda p: p.mean_tables),
+        prompt_tokens=mean(lambda p: p.prompt_tokens),
         source=bench.source,
         per_question=[row for p in parts for row in p.per_question],
         seconds={k: sum(p.seconds[k] for p in parts) for k in first.seconds},
@@ -253,12 +269,15 @@ def format_table(
     """A Markdown table with one row per result: k= (complete recall) then r@ (recall) per k.
     A "level" column (table/column) follows "data" when any result is column-level; with
     ``tables``, the mean number returned per k (n@); with ``seconds``, the wall time of each
-    run (s@k; one run for all k unless the result is per-k)."""
+    run (s@k; one run for all k unless the result is per-k); when every result counted them, the
+    mean prompt tokens of the tables returned (tok@k)."""
     ks = sorted({k for res in results for k in res.recall})
     show_level = any(res.level != "table" for res in results)
     head = ["data"] + (["level"] if show_level else []) + ["embedder", "method"]
     head += [f"k={k}" for k in ks] + [f"r@{k}" for k in ks]
     head += [f"n@{k}" for k in ks] if tables else []
+    tokens = bool(results) and all(res.prompt_tokens for res in results)
+    head += [f"tok@{k}" for k in ks] if tokens else []
     head += [f"s@{k}" for k in ks] if seconds else []
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for res in results:
@@ -266,6 +285,7 @@ def format_table(
         cells += [f"{res.complete_recall[k]:.1f}" for k in ks]
         cells += [f"{res.recall[k]:.1f}" for k in ks]
         cells += [f"{res.mean_tables[k]:.2f}" for k in ks] if tables else []
+        cells += [f"{res.prompt_tokens[k]:,.0f}" for k in ks] if tokens else []
         cells += [f"{res.seconds.get(k, 0.0):.1f}" for k in ks] if seconds else []
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -88,6 +88,7 @@ class JoinGraph:
         exhaustive_max_tables: int = _BUILD["exhaustive_max_tables"],
         max_block_tables: int = _BUILD["max_block_tables"],
         max_edges_per_table: int = _BUILD["max_edges_per_table"],
+        infer_compatibility: bool = _BUILD["infer_compatibility"],
         progress: Progress = True,
     ) -> JoinGraph:
         """Embeds every column's ``table:column`` text with the index's embedder and scores
@@ -97,7 +98,10 @@ class JoinGraph:
         graph). A larger one scores only pairs of tables sharing a (type family, name word) of
         a column, skipping words shared by more than ``max_block_tables`` tables, and keeps the
         ``max_edges_per_table`` heaviest inferred edges of each table plus every declared
-        foreign key: memory and edges linear in the tables. ``progress``: a bar while the
+        foreign key: memory and edges linear in the tables. ``infer_compatibility=False``: the
+        declared foreign keys only (ω = 1), a sparse key graph; on a catalog that declares
+        none, add inferred ones first (:func:`tabret.with_foreign_keys`). ``progress``: a bar
+        while the
         columns are embedded (False: none; or a callable ``(stage, done, total)``). Ctrl-C
         stops the build."""
         core = _core.JoinGraph.build(
@@ -110,6 +114,7 @@ class JoinGraph:
             exhaustive_max_tables=exhaustive_max_tables,
             max_block_tables=max_block_tables,
             max_edges_per_table=max_edges_per_table,
+            infer_compatibility=infer_compatibility,
             progress=_progress(progress),
         )
         return cls(core, index)

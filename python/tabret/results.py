@@ -9,6 +9,7 @@ from tabret import _core
 
 if TYPE_CHECKING:
     from tabret._core import NameStyle, TableFormat
+    from tabret.families import Families
 
 __all__ = ["Retrieval", "ScoredColumn", "ScoredTable", "TraceStep"]
 
@@ -64,6 +65,7 @@ class Retrieval:
         samples: int = 0,
         stats: _core.ColumnStats | None = None,
         names: NameStyle = "original",
+        families: Families | None = None,
     ) -> str:
         """The schema text of the :attr:`selected` tables for a text-to-SQL prompt, best first.
 
@@ -71,12 +73,20 @@ class Retrieval:
         ``DEFAULT``, the keys, and the descriptions as ``--`` comments; ``samples=n`` adds up to
         ``n`` values per column from ``stats`` (:func:`tabret.column_stats_from_database`). When
         the tables come from more than one database, a ``-- database: name`` line comes before
-        each run of tables of one database. Tables are separated by a blank line."""
+        each run of tables of one database. Tables are separated by a blank line. With
+        ``families`` (:func:`tabret.families.collapse_families`; ``catalog`` is its collapsed
+        catalog), a family's table comes after a ``--`` line naming its member tables
+        (:meth:`~tabret.families.Families.comment`)."""
+        if families is not None and families.catalog.num_tables != catalog.num_tables:
+            raise ValueError("to_prompt: families= is not of this catalog (its collapsed one)")
         dbs = [catalog.table(t.id).database for t in self.selected]
         parts = [
             catalog.serialize_table(t.id, format=format, names=names, samples=samples, stats=stats)
             for t in self.selected
         ]
+        if families is not None:
+            comments = [families.comment(t.id) for t in self.selected]
+            parts = [f"{c}\n{text}" if c else text for c, text in zip(comments, parts, strict=True)]
         if len(set(dbs)) > 1:  # name the database where a run of its tables starts
             parts = [
                 f"-- database: {catalog.database(db).name}\n{text}"

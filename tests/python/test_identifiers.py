@@ -62,7 +62,7 @@ def _catalog() -> Catalog:
     cat.set_primary_key(t, [key])
     u = cat.add_table(db, "INVOICELINES")
     cat.add_foreign_key(cat.add_column(u, "ACCOUNTHOLDERID", "int"), key)
-    cat.add_column(u, "UNITPRICE", "real")
+    cat.set_constraints(cat.add_column(u, "UNITPRICE", "real"), not_null=True, default="0")
     return cat
 
 
@@ -81,6 +81,7 @@ def test_segment_names_keeps_ids_keys_and_given_names() -> None:
     assert [t.primary_key for t in out.tables] == [t.primary_key for t in cat.tables]
     assert out.foreign_keys == cat.foreign_keys
     assert [c.name for c in out.columns] == [c.name for c in cat.columns]
+    assert (out.column(3).not_null, out.column(3).default) == (True, "0")  # constraints kept
     # The input is unchanged, and a second pass changes nothing.
     assert cat.table(0).nl_name == "accountholder"
     assert segment_names(out) == out

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tabret import HashingEmbedder, ParseError, SchemaError
+from tabret import Catalog, HashingEmbedder, ParseError, SchemaError
 from tabret.benchmarks import (
     Benchmark,
     BenchmarkQuestion,
@@ -284,6 +284,20 @@ def test_per_database_parts_rank_their_own_tables_only() -> None:
     for k in ks:
         want = sum(r.recall[k] * r.questions for r in results) / n
         assert merged.recall[k] == pytest.approx(want)
+
+
+def test_a_database_part_keeps_the_column_constraints() -> None:
+    cat = Catalog()
+    db = cat.add_database("shop")
+    t = cat.add_table(db, "orders")
+    cat.add_column(t, "id", "int")
+    cat.set_constraints(cat.add_column(t, "total", "real"), not_null=True, default="0")
+    q = BenchmarkQuestion("1", "shop", "orders?", (t,))
+    (part,) = database_benchmarks(Benchmark("b", cat, [q], "", per_database=True))
+    total_id = part.catalog.find_column(0, "total")
+    assert total_id is not None
+    total = part.catalog.column(total_id)
+    assert (total.not_null, total.unique, total.default) == (True, False, "0")
 
 
 def _questions_file(tmp_path: Path, lines: list[str]) -> Path:

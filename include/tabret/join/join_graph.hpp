@@ -61,6 +61,10 @@ struct join_graph_options {
     /// Blocking: inferred edges kept per table, the heaviest first (an edge stays when either
     /// end keeps it); declared foreign keys are always kept on top of these.
     std::size_t max_edges_per_table = 32;
+    /// Infer compatibility ω for undeclared pairs. false: the graph holds the declared foreign
+    /// keys only (ω = 1), a sparse key graph (with inferred keys added by
+    /// join/key_discovery.hpp's with_foreign_keys when the catalog declares none).
+    bool infer_compatibility = true;
 };
 
 inline constexpr int join_graph_version = 2;
@@ -329,15 +333,12 @@ class join_graph {
      * text: O(C·W) for the index, O(T) for the candidate marks, O(T·max_edges_per_table) for the
      * kept edges; edges ≤ T·max_edges_per_table + its declared foreign keys; work
      * Σ_keys size² ≤ 6·C·W·max_block_tables pair scores (6 type families). check_interrupt() is
-     * called once per table (and once per embedder batch in build).
+     * called once per table (and once per embedder batch in build). Without
+     * o.infer_compatibility only the declared foreign keys get edges, in (a, b) order.
      */
     void score_pairs(const catalog& cat, const column_stats_table& stats,
                      const join_graph_options& go) {
         const auto& o = go.compatibility;
-        std::vector<column_features> f(cat.columns().size());
-        for (column_id c = 0; c < cat.columns().size(); ++c)
-            f[c] = {family_of(cat.column(c).type), uniqueness_of(cat, stats, c, o),
-                    schema_tokens(column_text(cat, c, names_))};
         std::unordered_map<std::uint64_t, foreign_key> declared;
         for (const auto& fk : cat.foreign_keys())
             declared.try_emplace(
@@ -346,6 +347,21 @@ class join_graph {
             const bool from_a = cat.column(fk.from).table == a;
             return join_edge{a, b, 1.0f, from_a ? fk.from : fk.to, from_a ? fk.to : fk.from, true};
         };
+        if (!go.infer_compatibility) {
+            std::vector<std::pair<std::uint64_t, foreign_key>> keys(declared.begin(),
+                                                                    declared.end());
+            std::sort(keys.begin(), keys.end(),
+                      [](const auto& x, const auto& y) { return x.first < y.first; });
+            for (const auto& [key, fk] : keys) {
+                const auto ta = cat.column(fk.from).table, tb = cat.column(fk.to).table;
+                if (ta != tb) add_edge(declared_edge(std::min(ta, tb), std::max(ta, tb), fk));
+            }
+            return;
+        }
+        std::vector<column_features> f(cat.columns().size());
+        for (column_id c = 0; c < cat.columns().size(); ++c)
+            f[c] = {family_of(cat.column(c).type), uniqueness_of(cat, stats, c, o),
+                    schema_tokens(column_text(cat, c, names_))};
         for (const auto& db : cat.databases()) {
             if (db.tables.size() > go.exhaustive_max_tables) {
                 score_blocked(cat, stats, f, declared, db.tables, go, declared_edge);

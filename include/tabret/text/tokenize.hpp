@@ -67,6 +67,23 @@ inline std::vector<std::string> schema_tokens(std::string_view text) {
 }
 
 /**
+ * A deliberately tiny English stemmer for matching question words to schema words: `ies` → `y`,
+ * `sses` → `ss`, `xes`/`ches`/`shes` → drop `es`, otherwise a final `s` is dropped (not `ss`,
+ * `us`, `is`), for words longer than three letters.
+ */
+inline std::string stem(std::string_view w) {
+    std::string s(w);
+    if (s.size() <= 3) return s;
+    if (s.ends_with("ies")) return s.substr(0, s.size() - 3) + "y";
+    if (s.ends_with("sses")) return s.substr(0, s.size() - 2);
+    if (s.ends_with("xes") || s.ends_with("ches") || s.ends_with("shes"))
+        return s.substr(0, s.size() - 2);
+    if (s.ends_with('s') && !s.ends_with("ss") && !s.ends_with("us") && !s.ends_with("is"))
+        return s.substr(0, s.size() - 1);
+    return s;
+}
+
+/**
  * @brief English function words: articles, determiners, pronouns, prepositions, conjunctions,
  * auxiliaries, wh-words and request verbs (show, list, find, …). They never name schema
  * content, so lexical matching ignores them. All lower case.

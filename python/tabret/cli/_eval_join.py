@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 
 class JoinSetup(NamedTuple):
-    dataset: Literal["spider", "bird"]
+    dataset: Literal["spider", "bird"] | None  # whose JAR recordings; None: a benchmark without
     graph: JoinGraph
     llm: LLMLike | None  # None: no decompositions (each question its own sub-query)
 
@@ -36,10 +36,14 @@ class JoinEval:
     jar_weights_auto: bool
     value_stats: bool
     decompositions: bool = True
+    graph: Literal["compatibility", "keys"] = "compatibility"
 
-    def jar_options(self, dataset: Literal["spider", "bird"]) -> JarExactOptions:
-        """jar-exact's options, with the benchmark's weights for --jar-weights auto."""
-        return replace(self.jar, weights=dataset) if self.jar_weights_auto else self.jar
+    def jar_options(self, dataset: Literal["spider", "bird"] | None) -> JarExactOptions:
+        """jar-exact's options, with the benchmark's weights for --jar-weights auto (the
+        default weights for a benchmark without JAR recordings)."""
+        if self.jar_weights_auto and dataset is not None:
+            return replace(self.jar, weights=dataset)
+        return self.jar
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -91,6 +95,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "jar-exact: soft (zero-weight edges may complete the join tree; default) or "
         "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
     )
+    add_choice(
+        j,
+        "--join-graph",
+        ["compatibility", "keys"],
+        "compatibility",
+        "compatibility: foreign keys (ω = 1) plus ω inferred for column pairs of any two tables "
+        "(default); keys: the foreign keys only, a sparse graph (with --keys inferred: the "
+        "inferred key graph)",
+    )
     add_switch(
         j,
         "--no-value-stats",
@@ -115,6 +128,7 @@ def options(args: argparse.Namespace) -> JoinEval:
         jar_weights_auto=auto,
         value_stats=not args.no_value_stats,
         decompositions=not args.no_decompositions,
+        graph=args.join_graph,
     )
 
 
@@ -122,13 +136,15 @@ def needs_graph(methods: list[str]) -> bool:
     return any("join-graph" in METHODS[m].needs for m in methods)
 
 
-def _jar_dataset(bench: str) -> Literal["spider", "bird"]:
+def _jar_dataset(bench: str) -> Literal["spider", "bird"] | None:
     """Which JAR recordings (decompositions, value statistics) a benchmark's questions use."""
+    if bench.startswith("spider2"):
+        return None
     if bench.startswith("spider"):
         return "spider"
     if bench.startswith("bird"):
         return "bird"
-    raise ValueError(f"greedy-join and jar-exact need JAR decompositions: none for '{bench}'")
+    return None
 
 
 def join_setup(
@@ -148,14 +164,21 @@ def join_setup(
     from tabret.llms import _name_of, jar_decompositions
 
     dataset = _jar_dataset(bench.name)
-    stats = jar_column_stats(bench.catalog, dataset, data) if j.value_stats else None
-    graph = JoinGraph.build(index, stats, progress=progress)
+    stats = jar_column_stats(bench.catalog, dataset, data) if j.value_stats and dataset else None
+    graph = JoinGraph.build(
+        index, stats, progress=progress, infer_compatibility=j.graph == "compatibility"
+    )
     if llm is not None:
         print(f"decompositions: {_name_of(llm)} writes them\n", file=sys.stderr, flush=True)
         return JoinSetup(dataset, graph, llm)
     if not j.decompositions:
         print("no decompositions: each question is its own only sub-query\n", file=sys.stderr)
         return JoinSetup(dataset, graph, None)
+    if dataset is None:
+        raise ValueError(
+            f"no recorded JAR decompositions for '{bench.name}': use --no-decompositions "
+            "(each question its own only sub-query) or --llm to write them"
+        )
     source = jar_decompositions(dataset, data)
     missing = sum(1 for q in bench.questions if q.question not in source)
     print(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -26,11 +27,13 @@ from tabret.methods import (
 )
 
 if TYPE_CHECKING:
+    from tabret import Catalog
     from tabret.benchmarks import Benchmark
     from tabret.eval import EvalResult, RetrieveFn
     from tabret.index import BaseRetriever, TableIndex
     from tabret.reverse import GeneratedQuestions
     from tabret.rewriting import LLMLike
+    from tabret.tokens import TokenCounter
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,8 @@ class EvalOptions:
     catalog: str | None
     catalog_format: str
     identifiers: Literal["declared", "split"]
+    families: Literal["off", "collapse"]
+    keys: Literal["declared", "inferred", "both"]
     data_dir: Path | None
     recorded_only: bool
     first: int | None
@@ -58,6 +63,7 @@ class EvalOptions:
     output: str | None
     json: bool
     quiet: bool
+    prompt_tokens: bool
     join: _eval_join.JoinEval
     crush: _crush.CrushEval
     murre: _murre.MurreEval
@@ -108,6 +114,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="natural names as the catalog derives them (declared, default), or with "
         "concatenated words split (split: `invoicelines` -> invoice lines; needs wordninja, "
         "tabret.identifiers); names the schema gives are kept either way",
+    )
+    p.add_argument(
+        "--families",
+        default="off",
+        choices=["off", "collapse"],
+        help="table families (shards such as ga_sessions_20160801 … with the same columns): "
+        "each table on its own (off, default), or each family as one table, gold items mapped "
+        "onto it (collapse; tabret.families)",
+    )
+    p.add_argument(
+        "--keys",
+        default="declared",
+        choices=["declared", "inferred", "both"],
+        help="the catalog's keys: as declared (default); inferred: declared keys hidden and "
+        "foreign keys inferred from column names instead (what a catalog without keys gets; "
+        "tabret.keys); both: declared plus inferred. Join-aware methods and the closure use "
+        "them (with --join-graph keys: them only)",
     )
     p.add_argument(
         "--method",
@@ -184,6 +207,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--output", metavar="FILE.json", help="write results with per-question ranks")
     p.add_argument("--json", action="store_true", help="print results as JSON")
+    p.add_argument(
+        "--prompt-tokens",
+        action="store_true",
+        help="also print the mean prompt tokens of the DDL of the tables returned at each k "
+        "(tok@k; table level; the bundled Gemma 3 tokenizer, tabret.tokens: needs the "
+        "local-llm extra)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     _murre.add_arguments(p)
 
@@ -207,6 +237,8 @@ def command(args: argparse.Namespace) -> int:
             catalog=args.catalog,
             catalog_format=args.catalog_format,
             identifiers=args.identifiers,
+            families=args.families,
+            keys=args.keys,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             first=args.first,
@@ -214,6 +246,7 @@ def command(args: argparse.Namespace) -> int:
             output=args.output,
             json=args.json,
             quiet=args.quiet,
+            prompt_tokens=args.prompt_tokens,
             join=_eval_join.options(args),
             crush=_crush.options(args),
             murre=_murre.options(args),
@@ -238,6 +271,12 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         from tabret.identifiers import segment_names
 
         bench = replace(bench, catalog=segment_names(bench.catalog))
+    if o.keys != "declared":
+        bench = replace(bench, catalog=_with_keys(bench.catalog, o.keys))
+    if o.families == "collapse":
+        from tabret.families import collapse_benchmark
+
+        bench = collapse_benchmark(bench)
     if o.recorded_only:
         bench = _murre.recorded_only(bench, o.data_dir)
     if o.first is not None:
@@ -249,6 +288,15 @@ def _benchmark(o: EvalOptions) -> Benchmark:
     if o.level == "column" and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     return bench
+
+
+def _with_keys(catalog: Catalog, keys: Literal["inferred", "both"]) -> Catalog:
+    """``catalog`` with foreign keys inferred from names: instead of the declared keys
+    (inferred) or beside them (both)."""
+    from tabret.keys import catalog_without_keys, infer_foreign_keys, with_foreign_keys
+
+    base = catalog_without_keys(catalog) if keys == "inferred" else catalog
+    return with_foreign_keys(base, infer_foreign_keys(base))
 
 
 def _embedder(o: EvalOptions) -> object:
@@ -400,6 +448,9 @@ def run(o: EvalOptions) -> int:
     from tabret.eval import merge_results
 
     _check_level(o)
+    if o.prompt_tokens and o.level != "table":
+        raise ValueError("--prompt-tokens counts the tables' DDL: use --level table")
+    counter = _token_counter(o)
     print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
     bench = _benchmark(o)
     embedder = _embedder(o)
@@ -410,11 +461,12 @@ def run(o: EvalOptions) -> int:
         if bench.per_database:
             # an index per database: each question ranks its own database's tables only
             parts = [
-                _evaluate(o, part, embedder, per_k, llm) for part in database_benchmarks(bench)
+                _evaluate(o, part, embedder, per_k, llm, counter)
+                for part in database_benchmarks(bench)
             ]
             results = [merge_results(rs, bench) for rs in zip(*parts, strict=True)]
         else:
-            results = _evaluate(o, bench, embedder, per_k, llm)
+            results = _evaluate(o, bench, embedder, per_k, llm, counter)
         _report(o, results, bench, per_k=per_k)
         if live is not None and live.client is not None:
             wall = time.perf_counter() - started
@@ -423,13 +475,30 @@ def run(o: EvalOptions) -> int:
     return 0
 
 
+def _token_counter(o: EvalOptions) -> TokenCounter | None:
+    """The bundled Gemma 3 tokenizer for --prompt-tokens, counting each text once."""
+    if not o.prompt_tokens:
+        return None
+    from tabret.tokens import gemma_token_counter
+
+    return functools.lru_cache(maxsize=None)(gemma_token_counter())
+
+
 def _evaluate(
-    o: EvalOptions, bench: Benchmark, embedder: object, per_k: bool, llm: LLMLike | None
+    o: EvalOptions,
+    bench: Benchmark,
+    embedder: object,
+    per_k: bool,
+    llm: LLMLike | None,
+    counter: TokenCounter | None = None,
 ) -> list[EvalResult]:
     """Every method and pipeline over an index of ``bench``'s catalog."""
     from tabret.eval import evaluate
     from tabret.index import TableIndex
     from tabret.murre import MurreRetriever
+    from tabret.tokens import SchemaTokens
+
+    tokens = SchemaTokens(bench.catalog, counter) if counter is not None else None
 
     column_level = o.level == "column"
     index = TableIndex.build(
@@ -452,6 +521,7 @@ def _evaluate(
             level=o.level,
             progress=not o.quiet,
             per_k=per_k,
+            tokens=tokens,
         )
         res.command = o.command
         results.append(res)

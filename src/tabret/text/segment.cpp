@@ -131,8 +131,9 @@ catalog with_segmented_names(const catalog& cat, const word_segmenter& segmenter
     for (const auto& t : cat.tables())
         out.add_table(t.database, t.name, renamed(t.name, t.nl_name, segmenter), t.description);
     for (const auto& c : cat.columns())
-        out.add_column(c.table, c.name, c.type, renamed(c.name, c.nl_name, segmenter),
-                       c.description);
+        out.set_constraints(out.add_column(c.table, c.name, c.type,
+                                           renamed(c.name, c.nl_name, segmenter), c.description),
+                            c.constraints);
     for (table_id t = 0; t < cat.tables().size(); ++t)
         if (!cat.table(t).primary_key.empty()) out.set_primary_key(t, cat.table(t).primary_key);
     for (const auto& fk : cat.foreign_keys()) out.add_foreign_key(fk.from, fk.to);
