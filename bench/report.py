@@ -164,6 +164,39 @@ def callbacks_section(c: dict[str, Any]) -> list[str]:
     return out
 
 
+def end_to_end_section(e: dict[str, Any]) -> list[str]:
+    out = [
+        "## 6. End to end with the default embedder",
+        "",
+        "`python3 -m bench.end_to_end`: single-hop and hybrid over SpiderUnion with "
+        f"{e['embedder']}, {e['rows'][0]['questions']} questions, one per call or in batches "
+        "of 64, without an embedding cache and with a warm `DiskCachedEmbedder`. *model* = "
+        "wall time inside the embedder callback, *tabret* = the rest of the wall time; CPU "
+        "time of the process and the 1-minute load average before → after beside them. "
+        f"Index build (876 tables, through the cache): {e['build']['seconds']:.1f} s, "
+        f"{e['build']['model_seconds']:.1f} s of it in the model.",
+        "",
+    ]
+    rows = [
+        [
+            r["method"],
+            r["mode"],
+            r["cache"],
+            f"{r['wall_ms_per_question']:.2f}",
+            f"{r['model_ms_per_question']:.2f}",
+            f"{r['tabret_ms_per_question']:.3f}",
+            f"{r['cpu_ms_per_question']:.2f}",
+            f"{r['p50_ms_per_call']:.2f}",
+            f"{r['p99_ms_per_call']:.2f}",
+            " → ".join(map(str, r["load_average"])),
+        ]
+        for r in e["rows"]
+    ]
+    head = ["method", "mode", "cache", "wall ms/q", "model ms/q", "tabret ms/q", "CPU ms/q"]
+    out += _table([*head, "p50 ms/call", "p99 ms/call", "load"], rows)
+    return [*out, ""]
+
+
 def _scale_plot(rows: list[dict[str, Any]]) -> bool:
     try:
         import matplotlib
@@ -454,6 +487,8 @@ def main() -> int:
         lines += scale_section(s)
     if c:
         lines += callbacks_section(c)
+    if e := _load("end_to_end.json"):
+        lines += end_to_end_section(e)
     lines += micro_section(_load("micro.json"), _load("micro_native.json"))
     lines += profile_section()
     lines += [*COMPILE.splitlines(), ""]

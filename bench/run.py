@@ -3,6 +3,8 @@
 Parts (each writes JSON to build/bench/):
   algorithms  per-method selection step, tabret vs the Python reference shape (algorithms.json)
   callbacks   embedder / LLM calls and prompt tokens per question (callbacks.json)
+  e2e         per-question latency with MiniLM, one per call and batched, model vs tabret
+              time, with and without the embedding cache (end_to_end.json)
   scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json)
@@ -26,7 +28,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("algorithms", "callbacks", "micro", "profile", "scale", "report")
+PARTS = ("algorithms", "callbacks", "e2e", "micro", "profile", "scale", "report")
 
 
 def _env() -> dict[str, str]:
@@ -87,6 +89,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.algorithms", "--questions", questions)
     if "callbacks" in args.parts:
         _python("bench.callbacks", "--questions", "50")
+    if "e2e" in args.parts:
+        _python("bench.end_to_end", "--questions", "100" if args.quick else "200")
     if "micro" in args.parts:
         min_time = "0.1" if args.quick else "0.5"
         _micro("build/bench-cpp", False, "micro.json", min_time)
