@@ -5,9 +5,11 @@ column-pair level (directed: referencing -> referenced) and at table-pair level 
 per rule and overall. Two settings: primary keys kept (declared PKs are the key candidates),
 and primary keys hidden too (names decide). Self-referencing declared keys (a table to
 itself) are left out of the gold pairs: the rules never link a table to itself; their count
-is printed. Then Spider 2.0-lite (no declared keys): edges, table pairs, and the fraction of
-same-database table pairs that get an edge (the compatibility graph gives ω > 0 to nearly
-all of them). Writes build/bench/key_discovery.json and prints markdown tables.
+is printed. On the dev databases, whose statistics JAR recorded (uniqueness, first values),
+also names with those values, and with a value-inclusion veto. Then Spider 2.0-lite (no
+declared keys): edges, table pairs, and the fraction of same-database table pairs that get an
+edge (the compatibility graph gives ω > 0 to nearly all of them). Writes
+build/bench/key_discovery.json and prints markdown tables.
 
 Run: ``python -m bench.key_discovery [--no-spider2]`` (``$TABRET_DATA_DIR`` or
 ``../shared/data``).
@@ -19,7 +21,7 @@ import argparse
 import time
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from bench.common import machine, write_json
 from tabret import Catalog, _core
@@ -89,6 +91,41 @@ def measure(name: str, path: str) -> list[dict[str, Any]]:
         pred = {(k.from_column, k.to_column) for k in keys}
         overall = scores(cat, pred, gold, gold_tables)
         rows.append({**common, "rule": "all", **overall, "ms": round(seconds * 1000, 1)})
+    return rows
+
+
+#: The dev databases with JAR's recorded statistics (uniqueness and each column's first values).
+VALUES: dict[str, tuple[str, Literal["spider", "bird"]]] = {
+    "Spider dev": ("spider-dev", "spider"),
+    "BIRD dev": ("bird-dev", "bird"),
+}
+
+
+def measure_values(name: str, benchmark: str, dataset: Literal["spider", "bird"]) -> list[Any]:
+    """Declared keys (and primary keys) hidden; names alone, names with JAR's statistics, and
+    the statistics with a value-inclusion veto of 0.9."""
+    from tabret.benchmarks import load_benchmark
+    from tabret.join import jar_column_stats
+
+    cat = load_benchmark(benchmark).catalog
+    gold = {
+        (k.from_column, k.to_column)
+        for k in cat.foreign_keys
+        if cat.column(k.from_column).table != cat.column(k.to_column).table
+    }
+    gold_tables = {table_pair(cat, a, b) for a, b in gold}
+    hidden = catalog_without_keys(cat)
+    stats = jar_column_stats(hidden, dataset)
+    rows = []
+    for setting, st, veto in [
+        ("names", None, 0.0),
+        ("names + JAR values", stats, 0.0),
+        ("names + JAR values, min_inclusion 0.9", stats, 0.9),
+    ]:
+        keys = infer_foreign_keys(hidden, st, min_inclusion=veto)
+        pred = {(k.from_column, k.to_column) for k in keys}
+        row = {"dataset": name, "setting": setting, "rule": "all", "databases": cat.num_databases}
+        rows.append({**row, **scores(cat, pred, gold, gold_tables)})
     return rows
 
 
@@ -173,7 +210,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     for name, path in DATASETS.items():
         rows.extend(measure(name, path))
+    values = [r for name, (b, d) in VALUES.items() for r in measure_values(name, b, d)]
     print(markdown(rows))
+    print("\nWith JAR's recorded statistics of the dev databases (primary keys hidden too):\n")
+    print(markdown(values))
     for name in DATASETS:
         r = next(r for r in rows if r["dataset"] == name)
         print(
@@ -181,7 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"columns; {r['declared_pairs']} declared key pairs, {r['self_references']} "
             f"self-references left out; {r['gold_table_pairs']} gold table pairs"
         )
-    out: dict[str, Any] = {"machine": machine(), "rows": rows}
+    out: dict[str, Any] = {"machine": machine(), "rows": rows, "values": values}
     if not args.no_spider2:
         s2 = spider2()
         out["spider2_lite"] = s2

@@ -40,8 +40,10 @@ def infer_foreign_keys(
     (``use_primary_keys=False``: ignored, as if undeclared), else columns named ``id``,
     ``<table>_id`` / ``<table>id`` / ``<table>_key`` / ``<table>_code``, an identifier-looking
     first column (``first_column_keys``) and, with ``stats``, columns whose uniqueness is at
-    least ``min_uniqueness``. With ``stats`` holding values for both columns, an edge needs
-    ``min_inclusion`` of the referencing column's values among the key's. Each key has
+    least ``min_uniqueness``. With ``stats`` holding values for both columns, the share of the
+    referencing column's values among the key's raises the confidence, and an edge below
+    ``min_inclusion`` is dropped (default 0: none is; raise it only when the values are
+    complete, not samples, which veto true keys). Each key has
     ``rule`` ("same_name", "table_name_id", "role_prefixed") and ``confidence``.
     Raises :class:`tabret.Error` for statistics of another (larger) catalog."""
     return _core.infer_foreign_keys(

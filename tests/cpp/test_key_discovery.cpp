@@ -160,7 +160,9 @@ TEST_CASE("key discovery: value inclusion vetoes and raises confidence", "[join]
     stats.set(key, {1.0, {"1", "2", "3", "4"}});
     stats.set(good, {0.5, {"1", "2", "2", "4"}});
     stats.set(bad, {0.5, {"1", "7", "8", "9"}});
-    const auto keys = infer_foreign_keys(cat, &stats);
+    key_discovery_options strict;
+    strict.min_inclusion = 0.9;
+    const auto keys = infer_foreign_keys(cat, &stats, strict);
     const auto* k = find(keys, good, key);
     REQUIRE(k != nullptr);
     CHECK(k->confidence == Approx(1.0f));  // 1 − (1 − 0.9)·(1 − 1)
@@ -170,6 +172,10 @@ TEST_CASE("key discovery: value inclusion vetoes and raises confidence", "[join]
     const auto* weak = find(infer_foreign_keys(cat, &stats, lenient), bad, key);
     REQUIRE(weak != nullptr);
     CHECK(weak->confidence == Approx(1.0 - 0.1 * 0.75));
+    // By default values veto nothing (they may be samples), they only raise the confidence.
+    const auto* kept = find(infer_foreign_keys(cat, &stats), bad, key);
+    REQUIRE(kept != nullptr);
+    CHECK(kept->confidence == Approx(1.0 - 0.1 * 0.75));
     // Statistics of a larger catalog are refused; an option out of range too.
     column_stats_table other(cat.columns().size() + 5);
     CHECK_THROWS_AS(infer_foreign_keys(cat, &other), error);
