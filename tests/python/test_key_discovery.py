@@ -177,3 +177,39 @@ def test_cli_eval_keys_and_key_graph(capsys: pytest.CaptureFixture[str]) -> None
     code, _, err = _eval(capsys, "--method", "greedy-join")
     assert code != 0
     assert "--no-decompositions" in err
+
+
+SHARDED = """
+CREATE TABLE customers (id INTEGER, name TEXT);
+CREATE TABLE orders_2023 (order_id INTEGER, customer_id INTEGER, total REAL);
+CREATE TABLE orders_2024 (order_id INTEGER, customer_id INTEGER, total REAL);
+"""
+
+
+def test_cli_index_with_inferred_keys_families_and_a_key_graph(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tabret.cli import main
+
+    ddl = tmp_path / "shop.sql"
+    ddl.write_text(SHARDED)
+    out = tmp_path / "idx"
+    argv = ["index", "ddl", str(ddl), str(out), "--embedder", "hashing", "--quiet"]
+    argv += ["--keys", "inferred", "--families", "collapse", "--join-graph", "keys"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "table families: 3 tables -> 2 (1 families of 2 tables)" in printed
+    index = TableIndex.load(out)
+    cat = index.catalog
+    assert [t.name for t in cat.tables] == ["customers", "orders_*"]
+    assert [(k.from_name, k.to_name) for k in cat.foreign_keys] == [
+        ("shop.orders_*.customer_id", "shop.customers.id")
+    ]
+    graph = JoinGraph.load(out, index)
+    assert [(e.a, e.b, e.declared) for e in graph.edges] == [(0, 1, True)]
+    # The bare flag still builds the default (dense) graph; --keys declared adds none.
+    plain = tmp_path / "plain"
+    argv = ["index", "ddl", str(ddl), str(plain), "--embedder", "hashing", "--quiet"]
+    assert main([*argv, "--join-graph"]) == 0
+    assert TableIndex.load(plain).catalog.num_foreign_keys == 0
+    assert "join graph:" in capsys.readouterr().out

@@ -83,6 +83,55 @@ def add_threshold_rule(
     )
 
 
+Identifiers = Literal["declared", "split"]
+Keys = Literal["declared", "inferred", "both"]
+FamiliesChoice = Literal["off", "collapse"]
+
+
+def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> None:
+    """How the catalog is understood before indexing: --identifiers, --keys, --families."""
+    p.add_argument(
+        "--identifiers",
+        default="declared",
+        choices=list(get_args(Identifiers)),
+        help="natural names as the catalog derives them (declared, default), or with "
+        "concatenated words split (split: `invoicelines` -> invoice lines; needs wordninja, "
+        "tabret.identifiers); names the schema gives are kept either way",
+    )
+    p.add_argument(
+        "--keys",
+        default="declared",
+        choices=list(get_args(Keys)),
+        help="the catalog's keys: as declared (default); inferred: declared keys hidden and "
+        "foreign keys inferred from column names instead (what a catalog without keys gets; "
+        "tabret.keys); both: declared plus inferred. Join-aware methods and the closure use "
+        "them (with --join-graph keys: them only)",
+    )
+    p.add_argument(
+        "--families",
+        default="off",
+        choices=list(get_args(FamiliesChoice)),
+        help="table families (shards such as ga_sessions_20160801 … with the same columns): "
+        "each table on its own (off, default), or each family as one table (collapse; "
+        f"tabret.families){families_help}",
+    )
+
+
+def understood(catalog: Catalog, identifiers: Identifiers, keys: Keys) -> Catalog:
+    """``catalog`` with --identifiers split (words of concatenated identifiers) and --keys
+    (foreign keys inferred from names instead of the declared ones, or beside them)."""
+    if identifiers == "split":
+        from tabret.identifiers import segment_names
+
+        catalog = segment_names(catalog)
+    if keys != "declared":
+        from tabret.keys import catalog_without_keys, infer_foreign_keys, with_foreign_keys
+
+        base = catalog_without_keys(catalog) if keys == "inferred" else catalog
+        catalog = with_foreign_keys(base, infer_foreign_keys(base))
+    return catalog
+
+
 def embedder_arg(name: str, quiet: bool = False) -> object:
     """The embedder a command line names; ``quiet``: no model-loading bar."""
     from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder

@@ -13,7 +13,18 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from tabret.benchmarks import BENCHMARKS
 from tabret.cli import _adaptive, _crush, _eval_join, _llm, _murre
-from tabret.cli._common import LOADERS, TextFormat, add_embedding_arguments, embedder_arg, memo
+from tabret.cli._common import (
+    LOADERS,
+    FamiliesChoice,
+    Identifiers,
+    Keys,
+    TextFormat,
+    add_catalog_arguments,
+    add_embedding_arguments,
+    embedder_arg,
+    memo,
+    understood,
+)
 from tabret.methods import (
     METHODS,
     GreedyJoinOptions,
@@ -27,7 +38,6 @@ from tabret.methods import (
 )
 
 if TYPE_CHECKING:
-    from tabret import Catalog
     from tabret.benchmarks import Benchmark
     from tabret.eval import EvalResult, RetrieveFn
     from tabret.index import BaseRetriever, TableIndex
@@ -53,9 +63,9 @@ class EvalOptions:
     questions: str | None
     catalog: str | None
     catalog_format: str
-    identifiers: Literal["declared", "split"]
-    families: Literal["off", "collapse"]
-    keys: Literal["declared", "inferred", "both"]
+    identifiers: Identifiers
+    families: FamiliesChoice
+    keys: Keys
     data_dir: Path | None
     recorded_only: bool
     first: int | None
@@ -107,31 +117,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="what --catalog is (default: json, tabret's catalog JSON as `tabret catalog` "
         "writes it)",
     )
-    p.add_argument(
-        "--identifiers",
-        default="declared",
-        choices=["declared", "split"],
-        help="natural names as the catalog derives them (declared, default), or with "
-        "concatenated words split (split: `invoicelines` -> invoice lines; needs wordninja, "
-        "tabret.identifiers); names the schema gives are kept either way",
-    )
-    p.add_argument(
-        "--families",
-        default="off",
-        choices=["off", "collapse"],
-        help="table families (shards such as ga_sessions_20160801 … with the same columns): "
-        "each table on its own (off, default), or each family as one table, gold items mapped "
-        "onto it (collapse; tabret.families)",
-    )
-    p.add_argument(
-        "--keys",
-        default="declared",
-        choices=["declared", "inferred", "both"],
-        help="the catalog's keys: as declared (default); inferred: declared keys hidden and "
-        "foreign keys inferred from column names instead (what a catalog without keys gets; "
-        "tabret.keys); both: declared plus inferred. Join-aware methods and the closure use "
-        "them (with --join-graph keys: them only)",
-    )
+    add_catalog_arguments(p, ", gold items mapped onto the families")
     p.add_argument(
         "--method",
         nargs="+",
@@ -267,12 +253,7 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         if o.catalog is not None:
             raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
         bench = load_benchmark(o.benchmark, o.data_dir)
-    if o.identifiers == "split":
-        from tabret.identifiers import segment_names
-
-        bench = replace(bench, catalog=segment_names(bench.catalog))
-    if o.keys != "declared":
-        bench = replace(bench, catalog=_with_keys(bench.catalog, o.keys))
+    bench = replace(bench, catalog=understood(bench.catalog, o.identifiers, o.keys))
     if o.families == "collapse":
         from tabret.families import collapse_benchmark
 
@@ -288,15 +269,6 @@ def _benchmark(o: EvalOptions) -> Benchmark:
     if o.level == "column" and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     return bench
-
-
-def _with_keys(catalog: Catalog, keys: Literal["inferred", "both"]) -> Catalog:
-    """``catalog`` with foreign keys inferred from names: instead of the declared keys
-    (inferred) or beside them (both)."""
-    from tabret.keys import catalog_without_keys, infer_foreign_keys, with_foreign_keys
-
-    base = catalog_without_keys(catalog) if keys == "inferred" else catalog
-    return with_foreign_keys(base, infer_foreign_keys(base))
 
 
 def _embedder(o: EvalOptions) -> object:

@@ -10,10 +10,15 @@ from typing import TYPE_CHECKING, Literal
 from tabret.cli import _llm
 from tabret.cli._common import (
     LOADERS,
+    FamiliesChoice,
+    Identifiers,
+    Keys,
     TextFormat,
+    add_catalog_arguments,
     add_embedding_arguments,
     add_source_arguments,
     embedder_arg,
+    understood,
 )
 
 if TYPE_CHECKING:
@@ -36,7 +41,10 @@ class IndexOptions:
     kind: Literal["exact", "hnsw"]
     columns: bool
     quiet: bool
-    join_graph: bool
+    identifiers: Identifiers
+    keys: Keys
+    families: FamiliesChoice
+    join_graph: Literal["compatibility", "keys"] | None
     column_stats: bool
     questions: bool
     llm: _llm.LLMChoice
@@ -72,6 +80,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_catalog_arguments(
+        p, "; the index holds the collapsed catalog, a family's description names its tables"
+    )
     _add_extras(p)
 
 
@@ -79,8 +90,12 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("saved beside the index (for `tabret query --method …`)")
     g.add_argument(
         "--join-graph",
-        action="store_true",
-        help="also build and save the join graph (greedy-join, jar-exact, --closure)",
+        nargs="?",
+        const="compatibility",
+        choices=["compatibility", "keys"],
+        help="also build and save the join graph (greedy-join, jar-exact, --closure): "
+        "foreign keys plus ω inferred for any column pairs (bare flag, compatibility) or the "
+        "foreign keys only (keys: a sparse graph; with --keys inferred, the inferred key graph)",
     )
     g.add_argument(
         "--column-stats",
@@ -109,6 +124,9 @@ def command(args: argparse.Namespace) -> int:
             kind=args.kind,
             columns=not args.no_columns,
             quiet=args.quiet,
+            identifiers=args.identifiers,
+            keys=args.keys,
+            families=args.families,
             join_graph=args.join_graph,
             column_stats=args.column_stats,
             questions=args.questions,
@@ -121,7 +139,13 @@ def run(o: IndexOptions) -> int:
     from tabret.index import TableIndex
 
     _check(o)
-    cat = LOADERS[o.format](o.source)
+    cat = understood(LOADERS[o.format](o.source), o.identifiers, o.keys)
+    if o.families == "collapse":
+        from tabret.families import collapse_families
+
+        families = collapse_families(cat)
+        print(f"table families: {families.summary()}")
+        cat = families.catalog
     index = TableIndex.build(
         cat,
         embedder_arg(o.embedder, o.quiet),  # type: ignore[arg-type]
@@ -165,7 +189,9 @@ def _build_extras(
         if o.column_stats:
             stats = _live_column_stats(o, cat)
             print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
-        graph = JoinGraph.build(index, stats, progress=not o.quiet)
+        graph = JoinGraph.build(
+            index, stats, progress=not o.quiet, infer_compatibility=o.join_graph != "keys"
+        )
     if o.questions:
         from tabret.reverse import GeneratedQuestions
 
