@@ -2,6 +2,7 @@
 #include <tabret/catalog.hpp>
 #include <tabret/join/column_stats.hpp>
 #include <tabret/serialize.hpp>
+#include <tabret/text/abbreviations.hpp>
 #include <tabret/text/segment.hpp>
 
 #include <algorithm>
@@ -213,6 +214,7 @@ void register_catalog(py::module_& m) {
              py::arg("min_length") = segment_defaults.min_length)
         .def("split", &word_segmenter::split, py::arg("token"))
         .def("known", &word_segmenter::known, py::arg("word"))
+        .def("rank", &word_segmenter::rank, py::arg("word"))
         .def(
             "natural_name",
             [](const word_segmenter& s, std::string_view identifier) {
@@ -222,6 +224,36 @@ void register_catalog(py::module_& m) {
         .def("__len__", &word_segmenter::size);
     m.def("with_segmented_names", &with_segmented_names, py::arg("catalog"), py::arg("segmenter"),
           py::call_guard<py::gil_scoped_release>());
+
+    constexpr abbreviation_options abbreviation_defaults{};
+    m.def("default_abbreviations", [] { return default_abbreviations(); });
+    m.def(
+        "learned_abbreviations",
+        [](const catalog& c, database_id db, const abbreviation_map& dictionary,
+           const word_segmenter* words, std::size_t min_length, std::size_t max_length,
+           std::size_t max_common_rank) {
+            return learned_abbreviations(c, db, dictionary, words,
+                                         {true, min_length, max_length, max_common_rank});
+        },
+        py::arg("catalog"), py::arg("database"), py::arg("dictionary"), py::arg("words"),
+        py::kw_only(), py::arg("min_length") = abbreviation_defaults.min_length,
+        py::arg("max_length") = abbreviation_defaults.max_length,
+        py::arg("max_common_rank") = abbreviation_defaults.max_common_rank,
+        py::call_guard<py::gil_scoped_release>());
+    m.def(
+        "with_expanded_abbreviations",
+        [](const catalog& c, const abbreviation_map& dictionary, const word_segmenter* words,
+           bool learn, std::size_t min_length, std::size_t max_length,
+           std::size_t max_common_rank) {
+            return with_expanded_abbreviations(c, dictionary, words,
+                                               {learn, min_length, max_length, max_common_rank});
+        },
+        py::arg("catalog"), py::arg("dictionary"), py::arg("words"), py::kw_only(),
+        py::arg("learn") = abbreviation_defaults.learn,
+        py::arg("min_length") = abbreviation_defaults.min_length,
+        py::arg("max_length") = abbreviation_defaults.max_length,
+        py::arg("max_common_rank") = abbreviation_defaults.max_common_rank,
+        py::call_guard<py::gil_scoped_release>());
 }
 
 }  // namespace tabret::bindings

@@ -6,6 +6,12 @@ every natural name that the schema did not give (derived from the identifier, or
 with a :class:`WordSegmenter` (C++: ``tabret::word_segmenter``), keeping ids, keys, types and
 descriptions. The default word list is wordninja's (126k English words, most frequent first;
 ``pip install 'tabret[identifiers]'``); any frequency-ordered list works.
+
+:func:`expand_abbreviations` re-writes the same derived names with abbreviations expanded
+(``cust acct qty`` -> customer account quantity; C++: ``tabret::with_expanded_abbreviations``):
+from a dictionary (:func:`default_abbreviations`, or the caller's) and from what each database
+teaches (:func:`learned_abbreviations`: a rare token that is a prefix or a vowel-less
+contraction of exactly one word of the database's names).
 """
 
 from __future__ import annotations
@@ -20,9 +26,17 @@ from tabret import _core
 from tabret.catalog import Catalog
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-__all__ = ["WordSegmenter", "default_segmenter", "segment_names", "word_list"]
+__all__ = [
+    "WordSegmenter",
+    "default_abbreviations",
+    "default_segmenter",
+    "expand_abbreviations",
+    "learned_abbreviations",
+    "segment_names",
+    "word_list",
+]
 
 WordSegmenter = _core.WordSegmenter
 
@@ -62,3 +76,66 @@ def split(token: str, words: Sequence[str] | None = None) -> list[str]:
     """``token`` split by a segmenter over ``words`` (default: :func:`word_list`)."""
     seg = default_segmenter() if words is None else WordSegmenter(list(words))
     return list(seg.split(token))
+
+
+def default_abbreviations() -> dict[str, str]:
+    """The built-in dictionary (a copy): unambiguous schema abbreviations, lower-case token ->
+    expansion (``qty`` -> quantity, ``dob`` -> date of birth); listed in
+    ``include/tabret/text/abbreviations.hpp``. Ambiguous ones (``inv``, ``temp``, ``stat``,
+    ``no``, ``id`` ...) are left out."""
+    return dict(_core.default_abbreviations())
+
+
+def _words(words: WordSegmenter | Sequence[str] | None) -> WordSegmenter:
+    """The common-word check of learning: ``words``, or the default segmenter's list."""
+    if words is None:
+        return default_segmenter()  # ImportError without wordninja
+    return words if isinstance(words, WordSegmenter) else WordSegmenter(list(words))
+
+
+def _dictionary(dictionary: Mapping[str, str] | None) -> dict[str, str]:
+    if dictionary is None:
+        return dict(_core.default_abbreviations())
+    return {k.lower(): v.lower() for k, v in dictionary.items()}
+
+
+def learned_abbreviations(
+    catalog: _core.Catalog,
+    database: int,
+    dictionary: Mapping[str, str] | None = None,
+    *,
+    words: WordSegmenter | Sequence[str] | None = None,
+) -> dict[str, str]:
+    """What database ``database`` of ``catalog`` teaches: token -> the one word it abbreviates
+    there (the rules: ``tabret::learned_abbreviations``). Keys of ``dictionary`` (default:
+    :func:`default_abbreviations`) are not learned; ``words`` (a :class:`WordSegmenter` or a
+    frequency-ordered list; default: :func:`word_list`, :class:`ImportError` without wordninja)
+    tells common English words, which are never learned."""
+    return dict(
+        _core.learned_abbreviations(catalog, database, _dictionary(dictionary), _words(words))
+    )
+
+
+def expand_abbreviations(
+    catalog: _core.Catalog,
+    dictionary: Mapping[str, str] | None = None,
+    *,
+    learn: bool = True,
+    words: WordSegmenter | Sequence[str] | None = None,
+) -> Catalog:
+    """``catalog`` with abbreviations expanded in the natural names it derived (from the
+    identifier, equal to it, or a word segmentation of it, as :func:`segment_names` writes
+    them); names the schema gives are kept, and ids, keys, types, descriptions and constraints
+    are unchanged.
+
+    Each word of such a name that is a key of ``dictionary`` becomes its value; ``None`` takes
+    :func:`default_abbreviations`, and a dictionary given here *replaces* it (pass
+    ``default_abbreviations() | mine`` to extend it). With ``learn``, each remaining word that
+    the database teaches (:func:`learned_abbreviations`) becomes its expansion; learning checks
+    tokens against common English words in ``words`` (default: :func:`word_list`, so it needs
+    wordninja: :class:`ImportError` without it). ``learn=False`` needs no word list.
+    """
+    segmenter = _words(words) if learn else None
+    return Catalog(
+        _core.with_expanded_abbreviations(catalog, _dictionary(dictionary), segmenter, learn=learn)
+    )

@@ -10,7 +10,16 @@ import pytest
 
 from tabret import Catalog, SchemaError
 from tabret.cli import main
-from tabret.identifiers import WordSegmenter, default_segmenter, segment_names, split, word_list
+from tabret.identifiers import (
+    WordSegmenter,
+    default_abbreviations,
+    default_segmenter,
+    expand_abbreviations,
+    learned_abbreviations,
+    segment_names,
+    split,
+    word_list,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -103,3 +112,77 @@ def test_cli_eval_identifiers_split(tmp_path: Path, capsys: pytest.CaptureFixtur
         assert main([*base, "--identifiers", mode]) == 0
         complete[mode] = json.loads(capsys.readouterr().out)[0]["complete_recall"]["1"]
     assert complete == {"declared": 0.0, "split": 100.0}
+
+
+def _shop() -> Catalog:
+    cat = Catalog()
+    db = cat.add_database("shop")
+    t = cat.add_table(db, "CUST_ACCT")
+    key = cat.add_column(t, "cust_acct_id", "int")
+    cat.set_primary_key(t, [key])
+    cat.add_column(t, "mgr_nm", "text", "name of the mgr")  # given: kept
+    u = cat.add_table(db, "order_lines")
+    cat.add_foreign_key(cat.add_column(u, "cust_acct_id", "int"), key)
+    cat.set_constraints(cat.add_column(u, "OrderQty", "int"), not_null=True, default="1")
+    cat.add_column(u, "plyr_ref")
+    cat.add_column(u, "player_name")
+    cat.add_column(u, "ord_total")
+    return cat
+
+
+def test_default_abbreviations() -> None:
+    d = default_abbreviations()
+    assert d["qty"] == "quantity"
+    assert d["dob"] == "date of birth"
+    assert not {"id", "no", "inv", "temp", "stat", "cur", "max", "min", "std"} & d.keys()
+    d["qty"] = "x"  # a copy
+    assert default_abbreviations()["qty"] == "quantity"
+
+
+def test_expand_abbreviations_dictionary_and_learned() -> None:
+    cat = segment_names(_shop())
+    out = expand_abbreviations(cat)
+    assert isinstance(out, Catalog)
+    assert [t.nl_name for t in out.tables] == ["customer account", "order lines"]
+    assert [c.nl_name for c in out.columns] == [
+        "customer account id",
+        "name of the mgr",
+        "customer account id",
+        "order quantity",
+        "player ref",  # learned: plyr beside player
+        "player name",
+        "order total",  # learned: `ord` is rare, and a prefix of order
+    ]
+    assert learned_abbreviations(cat, 0) == {"ord": "order", "plyr": "player"}
+    # Ids, keys, types, descriptions and constraints are kept; a second pass changes nothing.
+    assert [c.name for c in out.columns] == [c.name for c in cat.columns]
+    assert [c.type for c in out.columns] == [c.type for c in cat.columns]
+    assert out.foreign_keys == cat.foreign_keys
+    assert [t.primary_key for t in out.tables] == [t.primary_key for t in cat.tables]
+    assert (out.column(3).not_null, out.column(3).default) == (True, "1")
+    assert expand_abbreviations(out) == out
+
+
+def test_expand_abbreviations_options() -> None:
+    cat = _shop()
+    out = expand_abbreviations(cat, learn=False)
+    assert out.table(0).nl_name == "customer account"
+    assert out.column(4).nl_name == "plyr ref"  # nothing learned
+    # A dictionary of one's own replaces the default one.
+    mine = expand_abbreviations(cat, {"QTY": "Amount"}, learn=False)
+    assert mine.column(3).nl_name == "order amount"
+    assert mine.column(0).nl_name == "cust acct id"
+    # A word list of one's own: `ord` is a common word there, `plyr` is not in it.
+    words = ["ord", "the", "of", "player", "order"]
+    out = expand_abbreviations(cat, words=words)
+    assert (out.column(4).nl_name, out.column(6).nl_name) == ("player ref", "ord total")
+    assert learned_abbreviations(cat, 0, words=WordSegmenter(words)) == {"plyr": "player"}
+
+
+def test_cli_identifiers_expand_splits_then_expands() -> None:
+    from tabret.cli._common import understood
+
+    out = understood(_shop(), "expand", "declared")
+    assert out.table(0).nl_name == "customer account"
+    assert out.column(3).nl_name == "order quantity"
+    assert understood(_shop(), "split", "declared").column(3).nl_name == "order qty"

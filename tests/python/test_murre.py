@@ -282,7 +282,9 @@ def test_cli_murre_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
     assert [r["method"] for r in payload] == ["single-hop", "MURRE [lexical removal]"]
     assert "rewrite requests" in captured.err
     assert main([*argv, "--method", "murre", "--rewriter", "coverage"]) == 1
-    assert "no recorded decompositions" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no recorded JAR decompositions" in err
+    assert "use --rewriter lexical" in err
 
 
 def test_coverage_removal_over_recorded_decompositions(data_dir: Path) -> None:

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -46,6 +47,8 @@ class word_segmenter {
     [[nodiscard]] std::vector<std::string> split(std::string_view token) const;
 
     [[nodiscard]] bool known(std::string_view word) const;
+    /// The rank of @p word in the list (0: the most frequent), or nullopt when not in it.
+    [[nodiscard]] std::optional<std::size_t> rank(std::string_view word) const;
     [[nodiscard]] std::size_t size() const noexcept { return rank_.size(); }
     [[nodiscard]] const segment_options& options() const noexcept { return options_; }
 
@@ -70,6 +73,16 @@ class word_segmenter {
 /// The natural name of @p identifier (detail::natural_name: snake, kebab and camel case split,
 /// lower-cased), each of its words split further by @p segmenter.
 std::string segmented_natural_name(std::string_view identifier, const word_segmenter& segmenter);
+
+namespace detail {
+
+/// A copy of @p cat (same ids, types, descriptions, constraints and keys) whose table and
+/// column natural names are `rename(identifier, natural name, database)`.
+catalog with_natural_names(
+    const catalog& cat,
+    const std::function<std::string(const std::string&, const std::string&, std::size_t)>& rename);
+
+}  // namespace detail
 
 /**
  * @brief @p cat with the natural names of its tables and columns re-derived by

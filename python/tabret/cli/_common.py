@@ -83,7 +83,7 @@ def add_threshold_rule(
     )
 
 
-Identifiers = Literal["declared", "split"]
+Identifiers = Literal["declared", "split", "expand"]
 Keys = Literal["declared", "inferred", "both"]
 FamiliesChoice = Literal["off", "collapse"]
 
@@ -94,9 +94,11 @@ def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> Non
         "--identifiers",
         default="declared",
         choices=list(get_args(Identifiers)),
-        help="natural names as the catalog derives them (declared, default), or with "
-        "concatenated words split (split: `invoicelines` -> invoice lines; needs wordninja, "
-        "tabret.identifiers); names the schema gives are kept either way",
+        help="natural names as the catalog derives them (declared, default), with "
+        "concatenated words split (split: `invoicelines` -> invoice lines), or split and "
+        "abbreviations expanded (expand: `cust_acct_qty` -> customer account quantity, from a "
+        "built-in dictionary and what each database's names teach); split and expand need "
+        "wordninja (tabret.identifiers); names the schema gives are kept either way",
     )
     p.add_argument(
         "--keys",
@@ -118,12 +120,15 @@ def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> Non
 
 
 def understood(catalog: Catalog, identifiers: Identifiers, keys: Keys) -> Catalog:
-    """``catalog`` with --identifiers split (words of concatenated identifiers) and --keys
-    (foreign keys inferred from names instead of the declared ones, or beside them)."""
-    if identifiers == "split":
-        from tabret.identifiers import segment_names
+    """``catalog`` with --identifiers split (words of concatenated identifiers) or expand (split,
+    then abbreviations expanded) and --keys (foreign keys inferred from names instead of the
+    declared ones, or beside them)."""
+    if identifiers in ("split", "expand"):
+        from tabret.identifiers import expand_abbreviations, segment_names
 
         catalog = segment_names(catalog)
+        if identifiers == "expand":
+            catalog = expand_abbreviations(catalog)
     if keys != "declared":
         from tabret.keys import catalog_without_keys, infer_foreign_keys, with_foreign_keys
 

@@ -91,7 +91,10 @@ def _recordings(bench: Benchmark, data_dir: Path | None) -> ReplaySource:
     from tabret.llms import jar_decompositions
 
     if bench.name not in _JAR:
-        raise ValueError(f"no recorded decompositions for benchmark '{bench.name}'")
+        raise ValueError(
+            f"no recorded JAR decompositions for benchmark '{bench.name}' (coverage removal "
+            "and --recorded-only read them): use --rewriter lexical, or --llm to write them"
+        )
     dataset: Literal["spider", "bird"] = "spider" if _JAR[bench.name] == "spider" else "bird"
     return jar_decompositions(dataset, data_dir)
 

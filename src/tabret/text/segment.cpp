@@ -33,6 +33,12 @@ word_segmenter::word_segmenter(const std::vector<std::string>& words_by_frequenc
 
 bool word_segmenter::known(std::string_view word) const { return rank_.contains(word); }
 
+std::optional<std::size_t> word_segmenter::rank(std::string_view word) const {
+    const auto it = rank_.find(word);
+    if (it == rank_.end()) return std::nullopt;
+    return it->second;
+}
+
 namespace {
 
 /// English suffixes: a split that ends in one (`version|ed`, `unsell|able`) cuts a word off its
@@ -125,19 +131,30 @@ std::string renamed(const std::string& identifier, const std::string& given,
 
 }  // namespace
 
-catalog with_segmented_names(const catalog& cat, const word_segmenter& segmenter) {
+catalog detail::with_natural_names(
+    const catalog& cat,
+    const std::function<std::string(const std::string&, const std::string&, std::size_t)>& rename) {
     catalog out;
     for (const auto& db : cat.databases()) out.add_database(db.name, db.description);
     for (const auto& t : cat.tables())
-        out.add_table(t.database, t.name, renamed(t.name, t.nl_name, segmenter), t.description);
-    for (const auto& c : cat.columns())
-        out.set_constraints(out.add_column(c.table, c.name, c.type,
-                                           renamed(c.name, c.nl_name, segmenter), c.description),
-                            c.constraints);
+        out.add_table(t.database, t.name, rename(t.name, t.nl_name, t.database), t.description);
+    for (const auto& c : cat.columns()) {
+        const auto db = cat.table(c.table).database;
+        out.set_constraints(
+            out.add_column(c.table, c.name, c.type, rename(c.name, c.nl_name, db), c.description),
+            c.constraints);
+    }
     for (table_id t = 0; t < cat.tables().size(); ++t)
         if (!cat.table(t).primary_key.empty()) out.set_primary_key(t, cat.table(t).primary_key);
     for (const auto& fk : cat.foreign_keys()) out.add_foreign_key(fk.from, fk.to);
     return out;
+}
+
+catalog with_segmented_names(const catalog& cat, const word_segmenter& segmenter) {
+    return detail::with_natural_names(
+        cat, [&](const std::string& name, const std::string& nl_name, std::size_t) {
+            return renamed(name, nl_name, segmenter);
+        });
 }
 
 }  // namespace tabret
