@@ -169,11 +169,13 @@ TEST_CASE("key discovery: value inclusion vetoes and raises confidence", "[join]
     CHECK(find(keys, bad, key) == nullptr);
     key_discovery_options lenient;
     lenient.min_inclusion = 0.25;
-    const auto* weak = find(infer_foreign_keys(cat, &stats, lenient), bad, key);
+    const auto lenient_keys = infer_foreign_keys(cat, &stats, lenient);
+    const auto* weak = find(lenient_keys, bad, key);
     REQUIRE(weak != nullptr);
     CHECK(weak->confidence == Approx(1.0 - 0.1 * 0.75));
     // By default values veto nothing (they may be samples), they only raise the confidence.
-    const auto* kept = find(infer_foreign_keys(cat, &stats), bad, key);
+    const auto default_keys = infer_foreign_keys(cat, &stats);
+    const auto* kept = find(default_keys, bad, key);
     REQUIRE(kept != nullptr);
     CHECK(kept->confidence == Approx(1.0 - 0.1 * 0.75));
     // Statistics of a larger catalog are refused; an option out of range too.
