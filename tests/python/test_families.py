@@ -5,7 +5,6 @@ members named in the prompt text, and `tabret eval --families collapse`."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -276,7 +275,6 @@ def test_spider2_lite_families(data_dir: Path) -> None:
     pytest.importorskip("sqlglot")
     from tabret.benchmarks import spider2_lite
 
-    started = time.perf_counter()
     bench = spider2_lite(data_dir)
     fam = collapse_families(bench.catalog)
     assert fam.summary() == "8,255 tables -> 5,506 (265 families of 3,014 tables)"
@@ -298,4 +296,3 @@ def test_spider2_lite_families(data_dir: Path) -> None:
         "ga_sessions_*",
         "ga_sessions_*#2",
     ]
-    assert time.perf_counter() - started < 20
