@@ -1,9 +1,13 @@
 """A throwaway PostgreSQL cluster for the tests and benchmarks that need a real server:
 Debian's ``postgresql`` binaries (initdb, pg_ctl) on a free port of 127.0.0.1, in a temporary
-directory that is removed afterwards."""
+directory that is removed afterwards. For pgvector, :func:`pgvector_server_bin` finds a server
+with the ``vector`` extension: Debian's when its ``postgresql-NN-pgvector`` package is installed
+(not in Debian 12), else the PostgreSQL 16 + pgvector 0.6 build that the PyPI package
+``pgserver`` bundles."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -19,6 +23,36 @@ def server_bin() -> Path | None:
     """The newest installed server's bin directory, or None without one."""
     found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
     return found[-1].parent if found else None
+
+
+@contextmanager
+def pgvector_server_bin() -> Iterator[Path | None]:
+    """The bin directory of a PostgreSQL server that has the pgvector extension, or None.
+
+    pgserver's build lives in site-packages, which the ``postgres`` user may not be able to
+    read (/root): it is copied, with the libraries its RPATH names, into a temporary directory
+    that is removed on exit."""
+    debian = server_bin()
+    if debian is not None and (debian.parent / "lib" / "vector.so").exists():
+        yield debian
+        return
+    # found, not imported: importing pgserver starts its own machinery and warns
+    spec = importlib.util.find_spec("pgserver")
+    if spec is None or not spec.submodule_search_locations:
+        yield None
+        return
+    package = Path(next(iter(spec.submodule_search_locations)))
+    root = Path(tempfile.mkdtemp(prefix="tabret-pgserver-"))
+    try:
+        # pginstall/bin's RPATH is $ORIGIN/../../../pgserver.libs: keep that layout
+        shutil.copytree(package / "pginstall", root / "pgserver" / "pginstall", symlinks=True)
+        libs = package.parent / "pgserver.libs"
+        if libs.is_dir():
+            shutil.copytree(libs, root / "pgserver.libs", symlinks=True)
+        root.chmod(0o755)
+        yield root / "pgserver" / "pginstall" / "bin"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _free_port() -> int:

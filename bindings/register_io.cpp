@@ -1,6 +1,7 @@
 // Loaders and savers. Arguments are converted first; file work runs without the GIL.
 #include <tabret/io/catalog_json.hpp>
 #include <tabret/io/ddl.hpp>
+#include <tabret/io/json_reader.hpp>
 #include <tabret/io/spider_json.hpp>
 #include <tabret/io/sqlite.hpp>
 #include <tabret/io/text_file.hpp>
@@ -58,6 +59,13 @@ void register_io(py::module_& m) {
     m.def(
         "catalog_to_json_text", [](const catalog& cat) { return catalog_to_json(cat).dump(2); },
         py::arg("catalog"), release());
+    m.def(
+        "catalog_from_json_text",
+        [](const std::string& text, const std::string& source) {
+            return catalog_from_json(detail::parse_json(text, source), source);
+        },
+        py::arg("text"), py::arg("source") = "<string>", release(),
+        "Parses tabret catalog JSON text; errors name @p source.");
 }
 
 }  // namespace tabret::bindings

@@ -174,12 +174,26 @@ def _check_probes(core: _core.TableIndex, embed: Any) -> None:
     if n == 0:
         return
     ids = sorted({0, n // 2, n - 1})
-    texts = [core.table_text(t) for t in ids]
+    check_embedder_reproduces(
+        embed,
+        core.embedder_name,
+        [core.table_text(t) for t in ids],
+        np.asarray(core.table_vectors)[ids],
+        [core.catalog.qualified_name(t) for t in ids],
+    )
+
+
+def check_embedder_reproduces(
+    embed: Any, name: str, texts: list[str], stored: Any, labels: list[str]
+) -> None:
+    """:class:`ValueError` unless ``embed`` (what :func:`~tabret.embedders.resolve_embedder`
+    returned) gives ``texts`` vectors of ``stored``'s shape at cosine at least
+    :data:`PROBE_MIN_COSINE` with them; ``labels`` name the texts' tables in the message."""
     got = call_resolved(embed, texts).astype(np.float64)
-    stored = np.asarray(core.table_vectors, dtype=np.float64)[ids]
+    stored = np.asarray(stored, dtype=np.float64)
     if got.shape != stored.shape:
         raise ValueError(
-            f"the embedder given as '{core.embedder_name}' returns vectors of shape "
+            f"the embedder given as '{name}' returns vectors of shape "
             f"{got.shape[1:] or got.shape}, the index stores {stored.shape[1]}-d ones: it is not "
             "the embedder the index was built with"
         )
@@ -188,10 +202,9 @@ def _check_probes(core: _core.TableIndex, embed: Any) -> None:
     worst = int(np.argmin(cosines))
     if cosines[worst] < PROBE_MIN_COSINE:
         raise ValueError(
-            f"the embedder given as '{core.embedder_name}' does not reproduce the index's "
-            f"vectors (cosine {cosines[worst]:.3f} for table "
-            f"'{core.catalog.qualified_name(ids[worst])}'): it is not the embedder the index "
-            "was built with, although its name is the same"
+            f"the embedder given as '{name}' does not reproduce the index's "
+            f"vectors (cosine {cosines[worst]:.3f} for table '{labels[worst]}'): it is not the "
+            "embedder the index was built with, although its name is the same"
         )
 
 
