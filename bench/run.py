@@ -7,7 +7,11 @@ Parts (each writes JSON to build/bench/):
               time, with and without the embedding cache (end_to_end.json)
   scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
-              JoinGraph.build over 8k and 50k tables of one database (join_scale.json)
+              JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
+              tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json)
+  pgvector    tabret.pgvector (PostgreSQL + pgvector, a throwaway server) beside in-process exact
+              search over Spider 2.0-lite columns: publish, exact and HNSW latency and recall
+              (pgvector.json)
   micro       the C++ Google Benchmark micro-benchmarks, default flags and -march=native
               (micro.json, micro_native.json); needs libbenchmark-dev
   profile     perf profile of the slowest selection step (profile.txt)
@@ -30,7 +34,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("algorithms", "callbacks", "e2e", "micro", "profile", "scale", "report")
+PARTS = ("algorithms", "callbacks", "e2e", "micro", "pgvector", "profile", "scale", "report")
 
 
 def _env() -> dict[str, str]:
@@ -102,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         min_time = "0.1" if args.quick else "0.5"
         _micro("build/bench-cpp", False, "micro.json", min_time)
         _micro("build/bench-cpp-native", True, "micro_native.json", min_time)
+    if "pgvector" in args.parts:
+        size = "20000" if args.quick else "100000"
+        _python("bench.pgvector_scale", "--max-columns", size, "--hnsw")
     if "profile" in args.parts:
         _python("bench.profile")
     if "scale" in args.parts:
@@ -109,6 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.scale", *extra)
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
+        _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))
     if "report" in args.parts:
         _python("bench.report", *(["--allow-below-target"] if args.allow_below_target else []))
     return 0

@@ -225,3 +225,37 @@ TEST_CASE(
     CHECK_THROWS_AS(similarity_window_scorer(demo_index(), cache, {threshold_rule::zscore, 1, 0}),
                     error);
 }
+
+namespace {
+/// The hashing embedder, counting the texts it is asked to embed.
+struct counting_embedder {
+    hashing_embedder inner;
+    mutable std::size_t texts = 0;
+    matrix embed(std::span<const std::string> batch) const {
+        texts += batch.size();
+        return inner.embed(batch);
+    }
+};
+}  // namespace
+
+TEST_CASE("similarity scorer embeds and thresholds a question once over all its windows",
+          "[adaptive][scoring]") {
+    const counting_embedder counted;
+    const similarity_window_scorer scorer(demo_index(), counted, {threshold_rule::zscore, 1, 10});
+    const std::string a = "singers and the concerts they sang in";
+    const std::string b = "how many students live in each dorm";
+    const std::vector<table_id> first{0, 1, 2}, second{3, 4};
+    const std::vector<window_request> step1{{a, first, {}}, {b, first, {}}};
+    const auto got1 = scorer.score(step1);
+    CHECK(counted.texts == 2);
+    const std::vector<window_request> step2{{a, second, {}}, {b, second, {}}, {a, first, {}}};
+    const auto got2 = scorer.score(step2);
+    CHECK(counted.texts == 2);  // both questions remembered
+    CHECK(got2[2] == got1[0]);  // the same window scores the same
+    CHECK(got2[0].threshold == got1[0].threshold);
+
+    // a fresh scorer (nothing remembered) gives the same answers
+    const hashing_embedder plain;
+    const similarity_window_scorer fresh(demo_index(), plain, {threshold_rule::zscore, 1, 10});
+    CHECK(fresh.score(step2) == got2);
+}

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,9 +79,9 @@ inline float threshold_from_scores(std::span<const float> top, const similarity_
  * @brief Logit = cos(question, table) from the index's stored table vectors; threshold from a
  * threshold_rule over the question's top-`depth` catalog cosines, so the threshold of a question
  * is the same in every window (a window-independent stand-in for ATR's threshold token). Holds
- * the index and the embedder by reference. One call embeds the batch's distinct questions once
- * (wrap the embedder in a cached_embedder to embed each question once per re-ranking).
- * `score` is const and thread-safe when the embedder is.
+ * the index and the embedder by reference. A question is embedded, and its threshold searched,
+ * once: later windows of it (ATR's next steps) reuse both from a bounded memo of recent
+ * questions. `score` is const and thread-safe when the embedder is.
  */
 template <Embedder E>
 class similarity_window_scorer {
@@ -96,35 +99,81 @@ class similarity_window_scorer {
 
     /** @throws embedding_error for a bad embedder answer. */
     [[nodiscard]] std::vector<window_scores> score(std::span<const window_request> windows) const {
-        std::vector<std::string> questions;
-        std::unordered_map<std::string_view, std::size_t> row_of;
-        for (const auto& w : windows)
-            if (row_of.emplace(w.question, questions.size()).second)
-                questions.emplace_back(w.question);
-        std::vector<window_scores> out(windows.size());
-        if (questions.empty()) return out;
-        const matrix q = embed_normalized(embedder_, questions, index_.dim());
-        const auto top = index_.search_tables(q, threshold_.depth);
-        std::vector<float> thresholds;
-        for (const auto& hits_of_question : top) {
-            std::vector<float> scores;
-            for (const auto& h : hits_of_question) scores.push_back(h.score);
-            thresholds.push_back(threshold_from_scores(scores, threshold_));
+        std::unordered_map<std::string_view, std::shared_ptr<const question_scores>> of;
+        std::vector<std::string> missing;
+        for (const auto& w : windows) {
+            if (of.contains(w.question)) continue;
+            of[w.question] = memo_->find(w.question);
+            if (!of[w.question]) missing.emplace_back(w.question);
         }
+        if (!missing.empty())
+            for (auto& [question, scores] : compute(missing))
+                of.at(question) = memo_->insert(question, std::move(scores));
+        std::vector<window_scores> out(windows.size());
         const auto& vectors = index_.tables().vectors();
         for (std::size_t w = 0; w < windows.size(); ++w) {
-            const auto r = static_cast<Eigen::Index>(row_of.at(windows[w].question));
+            const auto& q = *of.at(windows[w].question);
+            const Eigen::Map<const Eigen::RowVectorXf> query(
+                q.query.data(), static_cast<Eigen::Index>(q.query.size()));
             for (const table_id t : windows[w].tables)
-                out[w].logits.push_back(vectors.row(static_cast<Eigen::Index>(t)).dot(q.row(r)));
-            out[w].threshold = thresholds[static_cast<std::size_t>(r)];
+                out[w].logits.push_back(vectors.row(static_cast<Eigen::Index>(t)).dot(query));
+            out[w].threshold = q.threshold;
         }
         return out;
     }
 
   private:
+    /// What a question's windows share: its normalised vector and its threshold.
+    struct question_scores {
+        std::vector<float> query;
+        float threshold = 0.0f;
+    };
+
+    /// Questions already scored (ATR asks about the same question at every window step): their
+    /// embedding and the catalog-wide top-`depth` search behind the threshold are done once.
+    /// Bounded (cleared when full); shared by copies of the scorer; thread-safe.
+    class memo {
+      public:
+        static constexpr std::size_t capacity = 4096;
+        std::shared_ptr<const question_scores> find(std::string_view question) const {
+            const std::lock_guard lock(mutex_);
+            const auto it = entries_.find(std::string(question));
+            return it == entries_.end() ? nullptr : it->second;
+        }
+        std::shared_ptr<const question_scores> insert(const std::string& question,
+                                                      question_scores scores) {
+            auto entry = std::make_shared<const question_scores>(std::move(scores));
+            const std::lock_guard lock(mutex_);
+            if (entries_.size() >= capacity) entries_.clear();
+            return entries_.insert_or_assign(question, std::move(entry)).first->second;
+        }
+
+      private:
+        mutable std::mutex mutex_;
+        std::unordered_map<std::string, std::shared_ptr<const question_scores>> entries_;
+    };
+
+    /// Embeds @p questions in one call and derives each one's threshold from its top scores.
+    std::vector<std::pair<std::string, question_scores>> compute(
+        std::vector<std::string>& questions) const {
+        const matrix q = embed_normalized(embedder_, questions, index_.dim());
+        const auto top = index_.search_tables(q, threshold_.depth);
+        std::vector<std::pair<std::string, question_scores>> out;
+        for (std::size_t i = 0; i < questions.size(); ++i) {
+            std::vector<float> scores;
+            for (const auto& h : top[i]) scores.push_back(h.score);
+            const auto row = q.row(static_cast<Eigen::Index>(i));
+            out.emplace_back(std::move(questions[i]),
+                             question_scores{{row.data(), row.data() + row.size()},
+                                             threshold_from_scores(scores, threshold_)});
+        }
+        return out;
+    }
+
     const table_index& index_;
     const E& embedder_;
     similarity_threshold threshold_;
+    std::shared_ptr<memo> memo_ = std::make_shared<memo>();
 };
 
 }  // namespace tabret

@@ -35,7 +35,8 @@
 // Debian's hnswlib 0.6.2 defines non-inline functions and globals (cpuid, AVXCapable, the SIMD
 // distance pointers) when its SIMD code is on, which breaks linking as soon as two translation
 // units include it. With NO_MANUAL_VECTORIZATION it is a clean header; tabret supplies its own
-// inner-product space (below), whose dot product the compiler vectorises.
+// inner-product space (below), whose dot product is index/dot.hpp's, compiled for AVX-512,
+// AVX2 + FMA and the baseline and chosen at load time.
 #ifndef NO_MANUAL_VECTORIZATION
 #define NO_MANUAL_VECTORIZATION
 #define TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
@@ -48,6 +49,7 @@
 
 #include "tabret/embedding/matrix.hpp"
 #include "tabret/error.hpp"
+#include "tabret/index/dot.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
 #include "tabret/interrupt.hpp"
@@ -63,17 +65,6 @@ struct hnsw_graph : hnswlib::HierarchicalNSW<float> {
     using hnswlib::HierarchicalNSW<float>::HierarchicalNSW;
 };
 static_assert(std::is_same_v<hnswlib::tableint, std::uint32_t>);
-
-/// Inner product with eight independent partial sums (vectorised by the compiler at -O2).
-float dot(const float* a, const float* b, std::size_t d) noexcept {
-    float acc[8] = {};
-    std::size_t i = 0;
-    for (; i + 8 <= d; i += 8)
-        for (std::size_t j = 0; j < 8; ++j) acc[j] += a[i + j] * b[i + j];
-    float sum = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-    for (; i < d; ++i) sum += a[i] * b[i];
-    return sum;
-}
 
 /// hnswlib space with distance 1 − inner product (as hnswlib's InnerProductSpace).
 class hnsw_space final : public hnswlib::SpaceInterface<float> {
