@@ -66,14 +66,7 @@ class TableIndex:
         """``core`` with ``embedder``; ``None``: the embedder ``core`` was saved with
         (:func:`tabret.embedders.saved_embedder`)."""
         self._core = core
-        if embedder is None:
-            embedder = saved_embedder(core.embedder_name)
-        self._embed, name = resolve_embedder(embedder)
-        if name != core.embedder_name:
-            raise ValueError(
-                f"the index was built with embedder '{core.embedder_name}', "
-                f"but '{name}' was given: queries must use the same embedder"
-            )
+        self._embed = query_embedder(core.embedder_name, embedder)
         _check_probes(core, self._embed)
         self.catalog = Catalog(core.catalog)
 
@@ -166,6 +159,21 @@ class TableIndex:
 PROBE_MIN_COSINE = 0.99
 
 
+def query_embedder(built_with: str, embedder: EmbedderLike) -> Any:
+    """What :func:`~tabret.embedders.resolve_embedder` makes of ``embedder`` (``None``: the
+    embedder named ``built_with``), for an index built with embedder ``built_with``:
+    :class:`ValueError` when its name is another."""
+    if embedder is None:
+        embedder = saved_embedder(built_with)
+    fn, name = resolve_embedder(embedder)
+    if name != built_with:
+        raise ValueError(
+            f"the index was built with embedder '{built_with}', "
+            f"but '{name}' was given: queries must use the same embedder"
+        )
+    return fn
+
+
 def _check_probes(core: _core.TableIndex, embed: Any) -> None:
     """Embeds the texts of (up to) three tables again and compares them with the stored vectors:
     a different embedder under the same name (a changed callable, another endpoint model) is a
@@ -246,19 +254,12 @@ class Retriever(Protocol):
     ) -> list[Retrieval]: ...
 
 
-class BaseRetriever:
-    """The base of tabret's retrievers (and of your own): ``retrieve(question or questions, k,
-    k_columns=0)`` over ``_raw``, a batch in, native results out, which is also how one stage
-    calls the stage before it; ``ranks_columns`` says whether ``k_columns`` > 0 is answered."""
+class RetrievesBatches:
+    """``retrieve(question or questions, k, k_columns=0)`` over ``_retrievals``, a batch in,
+    one :class:`~tabret.Retrieval` per question out: the shape every retriever shares."""
 
-    index: TableIndex
-    ranks_columns: bool = False
-
-    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+    def _retrievals(self, batch: list[str], k: int, k_columns: int) -> list[Retrieval]:
         raise NotImplementedError
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(over {self.index!r})"
 
     @overload
     def retrieve(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
@@ -275,10 +276,28 @@ class BaseRetriever:
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
         batch = [questions] if isinstance(questions, str) else list(questions)
+        out = self._retrievals(batch, k, k_columns)
+        return out[0] if isinstance(questions, str) else out
+
+
+class BaseRetriever(RetrievesBatches):
+    """The base of tabret's retrievers (and of your own): ``retrieve(question or questions, k,
+    k_columns=0)`` over ``_raw``, a batch in, native results out, which is also how one stage
+    calls the stage before it; ``ranks_columns`` says whether ``k_columns`` > 0 is answered."""
+
+    index: TableIndex
+    ranks_columns: bool = False
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(over {self.index!r})"
+
+    def _retrievals(self, batch: list[str], k: int, k_columns: int) -> list[Retrieval]:
         raw = self._raw(batch, k, k_columns)
         cat = self.index.catalog
-        out = [Retrieval.from_core(q, r, cat) for q, r in zip(batch, raw, strict=True)]
-        return out[0] if isinstance(questions, str) else out
+        return [Retrieval.from_core(q, r, cat) for q, r in zip(batch, raw, strict=True)]
 
 
 _RawResults = list[_core.Retrieval]  # (an alias: ``_core`` is also an attribute name below)

@@ -30,14 +30,20 @@ import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from tabret import _core
-from tabret.embedders import call_resolved, resolve_embedder, saved_embedder
-from tabret.index import EmbedderLike, TableIndex, check_embedder_reproduces
+from tabret.embedders import call_resolved
+from tabret.index import (
+    EmbedderLike,
+    RetrievesBatches,
+    TableIndex,
+    check_embedder_reproduces,
+    query_embedder,
+)
 from tabret.results import Retrieval, ScoredColumn, ScoredTable
 
 if TYPE_CHECKING:
@@ -402,7 +408,7 @@ class PgVectorIndex:
             ) from None
 
 
-class PgVectorRetriever:
+class PgVectorRetriever(RetrievesBatches):
     """Single-hop dense retrieval over a :class:`PgVectorIndex`: questions embedded here, the
     search done by the server. ``embedder`` must be the one the index was built with (default:
     the one its name says); it is checked against stored vectors as :class:`~tabret.TableIndex`
@@ -412,14 +418,7 @@ class PgVectorRetriever:
         self, index: PgVectorIndex, embedder: EmbedderLike = None, *, ef_search: int = 40
     ) -> None:
         self.store, self.ef_search = index, ef_search
-        if embedder is None:
-            embedder = saved_embedder(index.embedder_name)
-        self._embed, name = resolve_embedder(embedder)
-        if name != index.embedder_name:
-            raise ValueError(
-                f"the index was built with embedder '{index.embedder_name}', "
-                f"but '{name}' was given: queries must use the same embedder"
-            )
+        self._embed = query_embedder(index.embedder_name, embedder)
         n = index.size("t")
         ids = sorted({0, n // 2, n - 1})
         check_embedder_reproduces(
@@ -434,21 +433,7 @@ class PgVectorRetriever:
     def __repr__(self) -> str:
         return f"PgVectorRetriever(over {self.store!r})"
 
-    @overload
-    def retrieve(  # type: ignore[overload-overlap]  # a str is also a Sequence[str]
-        self, questions: str, k: int = 10, *, k_columns: int = 0
-    ) -> Retrieval: ...
-    @overload
-    def retrieve(
-        self, questions: Sequence[str], k: int = 10, *, k_columns: int = 0
-    ) -> list[Retrieval]: ...
-    def retrieve(
-        self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0
-    ) -> Retrieval | list[Retrieval]:
-        """Top-``k`` tables (and ``k_columns`` columns) per question, best first."""
-        if k <= 0:
-            raise ValueError(f"k must be positive, got {k}")
-        batch = [questions] if isinstance(questions, str) else list(questions)
+    def _retrievals(self, batch: list[str], k: int, k_columns: int) -> list[Retrieval]:
         q = _normalised(call_resolved(self._embed, batch), self.store.dim)
         tables = self.store.search(q, k, ef_search=self.ef_search)
         columns = (
@@ -457,7 +442,7 @@ class PgVectorRetriever:
             else [[] for _ in batch]
         )
         cat = self.catalog
-        out = [
+        return [
             Retrieval(
                 question=question,
                 tables=[ScoredTable(t, cat.qualified_name(t), s) for t, s in ts],
@@ -465,7 +450,6 @@ class PgVectorRetriever:
             )
             for question, ts, cs in zip(batch, tables, columns, strict=True)
         ]
-        return out[0] if isinstance(questions, str) else out
 
 
 def _normalised(q: npt.NDArray[np.float32], dim: int) -> npt.NDArray[np.float32]:
