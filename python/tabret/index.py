@@ -79,7 +79,7 @@ class TableIndex:
         format: Literal["signature", "words", "ddl", "described"] = "signature",
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw"] = "exact",
+        kind: Literal["exact", "hnsw", "sparse"] = "exact",
         batch_size: int = 512,
         progress: Progress = True,
     ) -> TableIndex:
@@ -87,7 +87,9 @@ class TableIndex:
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
-        ``: description``)."""
+        ``: description``). ``kind``: ``exact`` (a dense scan), ``sparse`` (exact through an
+        inverted index: for the hashing embedder's sparse vectors; :class:`tabret.Error` for
+        dense ones) or ``hnsw`` (approximate)."""
         embed, name = resolve_embedder(embedder)
         core = _core.TableIndex.build(
             catalog,

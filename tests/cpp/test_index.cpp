@@ -2,6 +2,8 @@
 #include <tabret/index/exact_index.hpp>
 #include <tabret/index/fusion.hpp>
 #include <tabret/index/hnsw_index.hpp>
+#include <tabret/index/sparse_index.hpp>
+#include <tabret/index/table_index.hpp>
 #include <tabret/io/file.hpp>
 #include <tabret/text/tokenize.hpp>
 
@@ -21,6 +23,9 @@
 #include "test_support.hpp"
 
 using namespace tabret;
+using tabret::test::demo;
+using tabret::test::demo_index;
+using tabret::test::temp_dir;
 
 namespace {
 
@@ -495,4 +500,77 @@ TEST_CASE("fusion rejects k == 0, mismatched batches and bad alpha", "[index][fu
         fuse_hits(dense_lists, lexical_lists, {.mode = fusion_mode::weighted, .alpha = 1.5}, 3),
         tabret::error);
     CHECK(fuse_hits(std::vector<hits>{}, std::vector<hits>{}, {}, 3).empty());
+}
+
+namespace {
+
+/// Same scores up to float rounding, position by position, and the same ids where the scores
+/// are not (near-)tied.
+void check_same_ranking(const hits& got, const hits& want) {
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        CHECK(got[i].score == Approx(want[i].score).margin(1e-5));
+        const bool tied = (i > 0 && want[i].score - want[i - 1].score > -1e-5f) ||
+                          (i + 1 < want.size() && want[i].score - want[i + 1].score < 1e-5f);
+        if (!tied) CHECK(got[i].id == want[i].id);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("sparse index answers as exact search on the demo's hashing vectors", "[index][sparse]") {
+    const auto& vectors = demo_index().columns().vectors();
+    const sparse_index sparse(vectors);
+    const exact_index exact(vectors);
+    CHECK(sparse.size() == exact.size());
+    CHECK(sparse.dim() == exact.dim());
+    CHECK(sparse.nonzeros() < static_cast<std::size_t>(vectors.size()) / 4);
+    const matrix queries = demo_index().tables().vectors().topRows(12);
+    const auto got = sparse.search(queries, 10);
+    const auto want = exact.search(queries, 10);
+    for (std::size_t q = 0; q < got.size(); ++q) check_same_ranking(got[q], want[q]);
+
+    const std::vector<item_id> candidates{7, 3, 300, 3, 41, 0};
+    const auto within = sparse.search_within(queries, candidates, 3);
+    const auto within_exact = exact.search_within(queries, candidates, 3);
+    for (std::size_t q = 0; q < within.size(); ++q) check_same_ranking(within[q], within_exact[q]);
+    // the two layouts sum in the same order: a candidate scores as in the full search
+    const auto all = sparse.search(queries.topRows(1), sparse.size());
+    for (const auto& h : within[0])
+        CHECK(std::find(all[0].begin(), all[0].end(), h) != all[0].end());
+}
+
+TEST_CASE("sparse index: conventions, bad input and dense vectors", "[index][sparse]") {
+    const sparse_index index(rows({{1, 0, 0, 0}, {0, 1, 0, 0}, {1, 0, 0, 0}, {0, 0, 0, 0}}));
+    const auto r = index.search(rows({{1, 0, 0, 0}}), 4);
+    CHECK(ids_of(r[0]) == std::vector<item_id>{0, 2, 1, 3});  // ties by id, zeros last
+    CHECK(index.search(rows({{0, 0, 1, 0}}), 2)[0] == hits{{0, 0.0f}, {1, 0.0f}});
+    CHECK_THROWS_AS(index.search(rows({{1, 0, 0, 0}}), 0), tabret::error);
+    CHECK_THROWS_AS(index.search(rows({{1, 0}}), 1), embedding_error);
+    const std::vector<item_id> bad{1, 4};
+    CHECK_THROWS_WITH(index.search_within(rows({{1, 0, 0, 0}}), bad, 1), Catch::Contains("4"));
+    CHECK_THROWS_WITH(sparse_index(rows({{1, 1}, {1, 0}})),
+                      Catch::Contains("these are 75% non-zero"));
+    CHECK(sparse_index(matrix(0, 3)).search(rows({{1, 0, 0}}), 2)[0].empty());
+}
+
+TEST_CASE("table index of kind sparse searches as exact and survives save and load",
+          "[index][sparse]") {
+    const hashing_embedder e;
+    const auto sparse = table_index::build(demo(), e, e.name(), {.kind = index_kind::sparse});
+    const matrix queries = demo_index().tables().vectors().topRows(5);
+    const auto got = sparse.search_tables(queries, 5);
+    const auto want = demo_index().search_tables(queries, 5);
+    for (std::size_t q = 0; q < got.size(); ++q) check_same_ranking(got[q], want[q]);
+    const auto columns = sparse.search_columns(queries, 8);
+    const auto columns_exact = demo_index().search_columns(queries, 8);
+    for (std::size_t q = 0; q < columns.size(); ++q)
+        check_same_ranking(columns[q], columns_exact[q]);
+
+    const temp_dir dir;
+    sparse.save(dir.path() / "idx");
+    const auto loaded = table_index::load(dir.path() / "idx");
+    CHECK(loaded.options().kind == index_kind::sparse);
+    CHECK(loaded.search_tables(queries, 5) == got);
+    CHECK(loaded.search_columns(queries, 8) == columns);
 }

@@ -142,6 +142,31 @@ def test_hnsw_agrees_with_exact(tmp_path: Path) -> None:
     assert c == b
 
 
+def test_sparse_index_answers_as_exact(tmp_path: Path, data_dir: Path) -> None:
+    bench = load_benchmark("spider-union", data_dir)
+    exact = TableIndex.build(bench.catalog, HASHING, progress=False)
+    sparse = TableIndex.build(bench.catalog, HASHING, kind="sparse", progress=False)
+    assert sparse.core.kind == "sparse"
+    qs = [q.question for q in bench.questions[:60]]
+    for a, b in zip(
+        DenseRetriever(exact).retrieve(qs, 10, k_columns=10),
+        DenseRetriever(sparse).retrieve(qs, 10, k_columns=10),
+        strict=True,
+    ):
+        assert [t.score for t in b.tables] == pytest.approx([t.score for t in a.tables], abs=1e-5)
+        assert [c.score for c in b.columns] == pytest.approx([c.score for c in a.columns], abs=1e-5)
+    sparse.save(tmp_path / "s")
+    loaded = TableIndex.load(tmp_path / "s", HASHING)
+    assert loaded.core.kind == "sparse"
+    assert DenseRetriever(loaded).retrieve(qs[:5], 10) == DenseRetriever(sparse).retrieve(
+        qs[:5], 10
+    )
+    with pytest.raises(tabret.Error, match="non-zero; use the exact or hnsw index"):
+        TableIndex.build(
+            bench.catalog, lambda t: np.ones((len(t), 8)), kind="sparse", progress=False
+        )
+
+
 def test_threads_agree_with_serial(demo_index: TableIndex) -> None:
     retriever = DenseRetriever(demo_index)
     qs = [q.question for q in tabret.demo_questions()] * 20

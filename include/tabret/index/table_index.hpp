@@ -17,14 +17,17 @@
 #include "tabret/index/bm25_index.hpp"
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/hnsw_index.hpp"
+#include "tabret/index/sparse_index.hpp"
 #include "tabret/io/artifact_version.hpp"
 #include "tabret/progress.hpp"
 #include "tabret/serialize.hpp"
 
 namespace tabret {
 
-/// Which vector index answers unrestricted searches.
-enum class index_kind { exact, hnsw };
+/// Which vector index answers unrestricted searches: exact (dense scan), hnsw (approximate
+/// graph, saved with the index), sparse (exact, an inverted index over sparse vectors such as
+/// the hashing embedder's, built from the vectors at build and at load).
+enum class index_kind { exact, hnsw, sparse };
 
 struct table_index_options {
     table_format format = table_format::signature;  ///< How a table is written for embedding.
@@ -44,7 +47,17 @@ namespace detail {
 class artifact;
 struct artifact_part;
 
-inline std::string_view to_string(index_kind k) { return k == index_kind::hnsw ? "hnsw" : "exact"; }
+inline std::string_view to_string(index_kind k) {
+    switch (k) {
+        case index_kind::hnsw:
+            return "hnsw";
+        case index_kind::sparse:
+            return "sparse";
+        case index_kind::exact:
+            break;
+    }
+    return "exact";
+}
 inline std::string_view to_string(table_format f) {
     switch (f) {
         case table_format::words:
@@ -93,6 +106,7 @@ class table_index {
                                                    options, "columns", progress));
         index.bm25_ = bm25_index(table_texts);
         if (options.kind == index_kind::hnsw) index.build_hnsw(progress);
+        if (options.kind == index_kind::sparse) index.build_sparse();
         return index;
     }
 
@@ -115,13 +129,17 @@ class table_index {
     /// The text a table was embedded as.
     [[nodiscard]] std::string table_text(table_id t) const;
 
-    /** @brief Top-k tables per query row (HNSW when built with it, else exact). Thread-safe. */
+    /** @brief Top-k tables per query row (by the index kind built). Thread-safe. */
     [[nodiscard]] std::vector<hits> search_tables(const matrix& queries, std::size_t k) const {
-        return tables_hnsw_ ? tables_hnsw_->search(queries, k) : tables_.search(queries, k);
+        if (tables_hnsw_) return tables_hnsw_->search(queries, k);
+        if (tables_sparse_) return tables_sparse_->search(queries, k);
+        return tables_.search(queries, k);
     }
     /** @brief Top-k columns per query row. Thread-safe. @throws error without columns. */
     [[nodiscard]] std::vector<hits> search_columns(const matrix& queries, std::size_t k) const {
-        return columns_hnsw_ ? columns_hnsw_->search(queries, k) : columns().search(queries, k);
+        if (columns_hnsw_) return columns_hnsw_->search(queries, k);
+        if (columns_sparse_) return columns_sparse_->search(queries, k);
+        return columns().search(queries, k);
     }
 
     /**
@@ -167,6 +185,8 @@ class table_index {
     /// HNSW graphs over the vectors; progress stages "hnsw tables" and "hnsw columns" count
     /// inserted items.
     void build_hnsw(const progress_fn& progress);
+    /// Inverted indexes over the vectors. @throws error for vectors that are not sparse.
+    void build_sparse();
 
     class catalog catalog_;
     std::string fingerprint_;  ///< of catalog_, computed once
@@ -178,6 +198,8 @@ class table_index {
     bm25_index bm25_;
     std::optional<hnsw_index> tables_hnsw_;
     std::optional<hnsw_index> columns_hnsw_;
+    std::optional<sparse_index> tables_sparse_;
+    std::optional<sparse_index> columns_sparse_;
 };
 
 }  // namespace tabret

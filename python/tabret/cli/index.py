@@ -38,7 +38,7 @@ class IndexOptions:
     replace: bool
     embedder: str
     text: TextFormat
-    kind: Literal["exact", "hnsw"]
+    kind: Literal["exact", "hnsw", "sparse"]
     columns: bool
     quiet: bool
     identifiers: Identifiers
@@ -75,8 +75,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kind",
         default="exact",
-        choices=["exact", "hnsw"],
-        help="exact search (default) or an HNSW graph for large catalogs",
+        choices=["exact", "hnsw", "sparse"],
+        help="exact search (default); sparse: exact search through an inverted index, for the "
+        "hashing embedder's sparse vectors (several times faster on large catalogs); hnsw: an "
+        "approximate graph (measure its recall on your questions first: docs/benchmarks.md)",
     )
     p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
     p.add_argument("--quiet", action="store_true", help="no progress bars")

@@ -47,7 +47,8 @@ table_index_options options_from(const detail::json_reader& r) {
     o.format = formats[r.one_of("table_format", {"signature", "words", "ddl", "described"})];
     o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                               : name_style::original;
-    o.kind = r.one_of("kind", {"exact", "hnsw"}) == 0 ? index_kind::exact : index_kind::hnsw;
+    constexpr index_kind kinds[] = {index_kind::exact, index_kind::hnsw, index_kind::sparse};
+    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse"})];
     const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
                                 "manifest.hnsw");
     o.hnsw.m = h.count("m");
@@ -133,6 +134,7 @@ table_index table_index::load(const detail::artifact& saved) {
     if (part.files.contains("columns.hnsw"))
         index.columns_hnsw_ = load_hnsw(saved, "columns.hnsw", index.dim_, index.options_.hnsw,
                                         index.catalog_.columns().size(), "columns");
+    if (index.options_.kind == index_kind::sparse) index.build_sparse();
     return index;
 }
 
@@ -150,6 +152,11 @@ std::vector<std::string> table_index::texts_of_columns() const {
         out.push_back(serialize_column(catalog_, c, options_.names,
                                        options_.format == table_format::described));
     return out;
+}
+
+void table_index::build_sparse() {
+    tables_sparse_.emplace(tables_.vectors());
+    if (columns_) columns_sparse_.emplace(columns_->vectors());
 }
 
 void table_index::build_hnsw(const progress_fn& progress) {
