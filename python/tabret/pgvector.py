@@ -342,7 +342,7 @@ class PgVectorIndex:
             self._schema,
             _table(self.name, kind, self._reg.generation),
         )
-        with self._session(True, 40) as cur:
+        with self._session() as cur:
             return [self._hits(cur.execute(stmt, (_vector_literal(v), ids, k))) for v in q]
 
     def vectors(self, ids: Sequence[int], kind: Kind = "t") -> npt.NDArray[np.float32]:
@@ -352,7 +352,7 @@ class PgVectorIndex:
             self._schema,
             _table(self.name, kind, self._reg.generation),
         )
-        with self._session(True, 40) as cur:
+        with self._session() as cur:
             got = {
                 i: np.array(t[1:-1].split(","), dtype=np.float32)
                 for i, t in cur.execute(stmt, (list(ids),))
@@ -366,7 +366,7 @@ class PgVectorIndex:
             self._schema,
             _table(self.name, "t", self._reg.generation),
         )
-        with self._session(True, 40) as cur:
+        with self._session() as cur:
             got = dict(cur.execute(stmt, (list(ids),)).fetchall())
         return [got[int(i)] for i in ids]
 
@@ -387,7 +387,7 @@ class PgVectorIndex:
         return [(int(item), -float(d)) for item, d in cur.fetchall()]
 
     @contextmanager
-    def _session(self, exact: bool, ef_search: int) -> Iterator[psycopg.Cursor[Any]]:
+    def _session(self, exact: bool = True, ef_search: int = 40) -> Iterator[psycopg.Cursor[Any]]:
         """A read-only transaction; exact search keeps the planner off the HNSW index."""
         import psycopg
 
