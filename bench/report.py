@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bench.common import OUT, REPO
+from bench.exact_scan import markdown as exact_scan_table
 from bench.pgvector_scale import table as pgvector_table
 from bench.scale import TARGET_RECALL
 
@@ -564,6 +565,22 @@ def pgvector_section(pg: dict[str, Any]) -> list[str]:
     ]
 
 
+def exact_scan_section(rows: Sequence[dict[str, Any]]) -> list[str]:
+    out = [
+        "## 9. Exact scan",
+        "",
+        "`python3 -m bench.exact_scan` (and `--dim 384`): tabret's exact scan "
+        "(`index/scan.hpp`; `ExactIndex`, `quantize=True` for int8 codes with exact "
+        "re-scoring) beside numpy's matmul + argpartition and a bandwidth scan (a numpy "
+        "reduction over the same bytes), interleaved, one thread, CPU time. The targets: a "
+        "single query within 1.2 times the bandwidth scan, a batch at least as fast as numpy.",
+        "",
+    ]
+    for row in rows:
+        out += [*exact_scan_table(row).splitlines(), ""]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="docs/benchmarks.md from build/bench/*.json")
     p.add_argument(
@@ -602,6 +619,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += pgvector_section(pg)
     if h := _load("hnsw_side_by_side.json"):
         lines += hnsw_side_by_side_section(h)
+    if scans := [x for x in map(_load, ("exact_scan_hashing.json", "exact_scan_random.json")) if x]:
+        lines += exact_scan_section(scans)
     lines += micro_section(_load("micro.json"), _load("micro_native.json"))
     lines += profile_section()
     lines += [*COMPILE.splitlines(), ""]

@@ -8,7 +8,9 @@ Parts (each writes JSON to build/bench/):
   scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
-              tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json)
+              tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json);
+              the exact scan, float32 and int8, single and batched, beside numpy and a
+              bandwidth scan (exact_scan_hashing.json, exact_scan_random.json)
   pgvector    tabret.pgvector (PostgreSQL + pgvector, a throwaway server) beside in-process exact
               search over Spider 2.0-lite columns: publish, exact and HNSW latency and recall
               (pgvector.json)
@@ -117,6 +119,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
         _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))
+        rows = ["--max-columns", "100000"] if args.quick else []
+        _python("bench.exact_scan", *rows)
+        _python("bench.exact_scan", "--dim", "384", *rows)
     if "report" in args.parts:
         _python("bench.report", *(["--allow-below-target"] if args.allow_below_target else []))
     return 0

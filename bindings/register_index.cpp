@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 #include <pybind11/eigen.h>
+#include <pybind11/numpy.h>
 #include <pybind11/stl/filesystem.h>
 
 #include "callbacks.hpp"
@@ -17,9 +18,35 @@ namespace tabret::bindings {
 namespace {
 
 index_kind to_kind(const std::string& s) {
-    return choice<index_kind>(
-        "kind", s,
-        {{"exact", index_kind::exact}, {"hnsw", index_kind::hnsw}, {"sparse", index_kind::sparse}});
+    return choice<index_kind>("kind", s,
+                              {{"exact", index_kind::exact},
+                               {"hnsw", index_kind::hnsw},
+                               {"sparse", index_kind::sparse},
+                               {"int8", index_kind::int8}});
+}
+
+/// exact_index::search as two arrays (ids, scores), one row per query.
+std::pair<py::array_t<std::int64_t>, py::array_t<float>> search_arrays(const exact_index& index,
+                                                                       const matrix& queries,
+                                                                       std::size_t k) {
+    std::vector<hits> found;
+    {
+        const py::gil_scoped_release release;
+        found = index.search(queries, k);
+    }
+    const auto rows = static_cast<py::ssize_t>(found.size());
+    const auto cols = static_cast<py::ssize_t>(std::min(k, index.size()));
+    py::array_t<std::int64_t> ids({rows, cols});
+    py::array_t<float> scores({rows, cols});
+    auto id = ids.mutable_unchecked<2>();
+    auto score = scores.mutable_unchecked<2>();
+    for (py::ssize_t q = 0; q < rows; ++q)
+        for (py::ssize_t j = 0; j < cols; ++j) {
+            const auto& h = found[static_cast<std::size_t>(q)][static_cast<std::size_t>(j)];
+            id(q, j) = h.id;
+            score(q, j) = h.score;
+        }
+    return {ids, scores};
 }
 
 matrix embed_list(const hashing_embedder& e, const std::vector<std::string>& texts) {
@@ -121,6 +148,24 @@ void register_index(py::module_& m) {
                                [](const table_index& i) { return i.tables().vectors(); })
         .def_property_readonly("column_vectors",
                                [](const table_index& i) { return i.columns().vectors(); });
+
+    py::class_<exact_index, std::shared_ptr<exact_index>>(
+        m, "ExactIndex",
+        "Exact inner-product search over your own float32 rows (expected L2-normalised): the "
+        "scan TableIndex uses, with int8 codes scanned first when quantize=True.")
+        .def(py::init([](matrix vectors, bool quantize) {
+                 auto index = std::make_shared<exact_index>(std::move(vectors));
+                 if (quantize) index->quantize();
+                 return index;
+             }),
+             py::arg("vectors"), py::kw_only(), py::arg("quantize") = false,
+             py::call_guard<py::gil_scoped_release>())
+        .def("search", &search_arrays, py::arg("queries"), py::arg("k"),
+             "(ids, scores): two (queries × min(k, size)) arrays, best first, ties by id.")
+        .def_property_readonly("size", &exact_index::size)
+        .def_property_readonly("dim", &exact_index::dim)
+        .def_property_readonly("quantized", &exact_index::quantized)
+        .def_property_readonly("bytes", &exact_index::bytes);
 }
 
 }  // namespace tabret::bindings

@@ -209,7 +209,7 @@ class TableIndex:
         format: TableFormat = "signature",
         names: NameStyle = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw", "sparse"] = "exact",
+        kind: Literal["exact", "hnsw", "sparse", "int8"] = "exact",
         hnsw_m: int = 16,
         ef_construction: int = 200,
         ef_search: int = 64,
@@ -238,6 +238,20 @@ class TableIndex:
     def table_vectors(self) -> FloatMatrix: ...
     @property
     def column_vectors(self) -> FloatMatrix: ...
+
+class ExactIndex:
+    def __init__(self, vectors: FloatMatrix, *, quantize: bool = False) -> None: ...
+    def search(
+        self, queries: FloatMatrix, k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+    @property
+    def quantized(self) -> bool: ...
+    @property
+    def bytes(self) -> int: ...
 
 class ScoredTable:
     @property

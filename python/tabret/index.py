@@ -79,7 +79,7 @@ class TableIndex:
         format: Literal["signature", "words", "ddl", "described"] = "signature",
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw", "sparse"] = "exact",
+        kind: Literal["exact", "hnsw", "sparse", "int8"] = "exact",
         batch_size: int = 512,
         progress: Progress = True,
     ) -> TableIndex:
@@ -89,7 +89,8 @@ class TableIndex:
         signature, then the table's and its columns' descriptions; column texts get
         ``: description``). ``kind``: ``exact`` (a dense scan), ``sparse`` (exact through an
         inverted index: for the hashing embedder's sparse vectors; :class:`tabret.Error` for
-        dense ones) or ``hnsw`` (approximate)."""
+        dense ones), ``int8`` (exact: a scan of int8 codes, then the rows that may reach the top
+        k re-scored exactly; for dense vectors) or ``hnsw`` (approximate)."""
         embed, name = resolve_embedder(embedder)
         core = _core.TableIndex.build(
             catalog,

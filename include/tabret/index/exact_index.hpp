@@ -1,14 +1,18 @@
 #pragma once
 /// @file index/exact_index.hpp
-/// @brief Brute-force inner-product search: one Eigen GEMM per block of indexed rows.
+/// @brief Brute-force inner-product search: one pass of the scan kernel (index/scan.hpp) per
+/// block of indexed rows.
 
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "tabret/embedding/matrix.hpp"
+#include "tabret/index/int8_codes.hpp"
+#include "tabret/index/scan.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
 #include "tabret/interrupt.hpp"
@@ -19,9 +23,16 @@ namespace tabret {
  * @brief Exact top-k inner-product search over n vectors of dimension d.
  *
  * The rows are expected to be L2-normalised (then scores are cosines); the index does not
- * normalise them. Scores for a batch of queries come from one matrix product `queries * data^T`
- * per block of indexed rows; blocks are sized so that a block of scores stays under
- * `block_bytes` (default 64 MiB), whatever n is (at least one row per block).
+ * normalise them. Scores for a batch of queries come from one pass of detail::inner_products
+ * (streamed for 1 to 6 queries, a packed GEMM micro-kernel from 7 on; compiled for AVX-512,
+ * AVX2 + FMA and the baseline) per block of indexed rows; blocks are sized so that a block of
+ * scores stays under `block_bytes` (default 64 MiB), whatever n is (at least one row per
+ * block).
+ *
+ * quantize() adds int8 codes of the rows (index/int8_codes.hpp): search() for one query then
+ * scans the codes (a quarter of the bytes) and re-scores exactly only the rows that may reach
+ * the top k, with the same results as without codes (the exact top k, ties by id, the same
+ * scores). Batches scan the float rows, which serve every query of the batch in one pass.
  *
  * A built index is immutable: every const method is thread-safe.
  */
@@ -56,6 +67,19 @@ class exact_index {
         return static_cast<std::size_t>(vectors_.cols());
     }
 
+    /**
+     * @brief Adds int8 codes of the rows, used by search() from then on (quantised exact
+     * search). Not thread-safe: call it before sharing the index.
+     */
+    void quantize() { codes_.emplace(vectors_); }
+    /** @brief Whether search() scans int8 codes first (quantize()). Thread-safe. */
+    [[nodiscard]] bool quantized() const noexcept { return codes_.has_value(); }
+    /** @brief Bytes held: the vectors, and the codes when quantised. Thread-safe. */
+    [[nodiscard]] std::size_t bytes() const noexcept {
+        return static_cast<std::size_t>(vectors_.size()) * sizeof(float) +
+               (codes_ ? codes_->bytes() : 0);
+    }
+
     /** @brief The indexed vectors, one per row. Thread-safe. */
     [[nodiscard]] const matrix& vectors() const noexcept { return vectors_; }
 
@@ -69,7 +93,11 @@ class exact_index {
     [[nodiscard]] std::vector<hits> search(const matrix& queries, std::size_t k) const {
         detail::check_k(k);
         detail::check_queries(queries, dim(), "exact_index");
-        return search_rows(queries, {}, size(), k);
+        // The codes pay for one query at a time: a float scan serves 2 to 6 queries in the
+        // same pass over the rows, and a batch through the GEMM micro-kernel.
+        if (!codes_ || queries.rows() != 1) return search_rows(queries, {}, size(), k);
+        const auto ids = codes_->candidates(queries.data(), k);
+        return search_rows(queries, ids, ids.size(), k);
     }
 
     /**
@@ -109,22 +137,20 @@ class exact_index {
         const auto nq = static_cast<std::size_t>(queries.rows());
         std::vector<hits> result(nq);
         const std::size_t step = block_rows(nq);
-        matrix scores;
+        std::vector<float> scores;
         for (std::size_t begin = 0; begin < count; begin += step) {
             const std::size_t end = std::min(count, begin + step);
-            const auto len = static_cast<Eigen::Index>(end - begin);
-            if (ids.empty())
-                scores.noalias() =
-                    queries *
-                    vectors_.middleRows(static_cast<Eigen::Index>(begin), len).transpose();
-            else
-                scores.noalias() = queries * gather(ids, begin, end).transpose();
+            const std::size_t len = end - begin;
+            scores.resize(nq * len);
+            const matrix gathered = ids.empty() ? matrix() : gather(ids, begin, end);
+            const float* rows = ids.empty() ? vectors_.row(static_cast<Eigen::Index>(begin)).data()
+                                            : gathered.data();
+            detail::inner_products(rows, len, queries.data(), nq, dim(), scores.data());
             check_interrupt();
-            const auto block_ids = ids.empty() ? ids : ids.subspan(begin, end - begin);
+            const auto block_ids = ids.empty() ? ids : ids.subspan(begin, len);
             for (std::size_t q = 0; q < nq; ++q) {
                 check_interrupt_every(q, 16);
-                const std::span<const float> row(scores.row(static_cast<Eigen::Index>(q)).data(),
-                                                 end - begin);
+                const std::span<const float> row(scores.data() + q * len, len);
                 auto best = detail::top_k_of_row(row, block_ids, static_cast<item_id>(begin), k);
                 result[q] = begin == 0 ? std::move(best)
                                        : detail::merge_top_k(std::move(result[q]), best, k);
@@ -135,6 +161,7 @@ class exact_index {
 
     matrix vectors_;
     std::size_t block_bytes_ = default_block_bytes;
+    std::optional<detail::int8_codes> codes_;
 };
 
 static_assert(VectorIndex<exact_index>);

@@ -26,8 +26,10 @@ namespace tabret {
 
 /// Which vector index answers unrestricted searches: exact (dense scan), hnsw (approximate
 /// graph, saved with the index), sparse (exact, an inverted index over sparse vectors such as
-/// the hashing embedder's, built from the vectors at build and at load).
-enum class index_kind { exact, hnsw, sparse };
+/// the hashing embedder's, built from the vectors at build and at load), int8 (exact, a scan of
+/// int8 codes then exact re-scoring of the rows that may reach the top k: exact_index::quantize,
+/// codes built at build and at load).
+enum class index_kind { exact, hnsw, sparse, int8 };
 
 struct table_index_options {
     table_format format = table_format::signature;  ///< How a table is written for embedding.
@@ -53,6 +55,8 @@ inline std::string_view to_string(index_kind k) {
             return "hnsw";
         case index_kind::sparse:
             return "sparse";
+        case index_kind::int8:
+            return "int8";
         case index_kind::exact:
             break;
     }
@@ -107,6 +111,7 @@ class table_index {
         index.bm25_ = bm25_index(table_texts);
         if (options.kind == index_kind::hnsw) index.build_hnsw(progress);
         if (options.kind == index_kind::sparse) index.build_sparse();
+        if (options.kind == index_kind::int8) index.quantize();
         return index;
     }
 
@@ -187,6 +192,8 @@ class table_index {
     void build_hnsw(const progress_fn& progress);
     /// Inverted indexes over the vectors. @throws error for vectors that are not sparse.
     void build_sparse();
+    /// Int8 codes of the vectors (exact_index::quantize).
+    void quantize();
 
     class catalog catalog_;
     std::string fingerprint_;  ///< of catalog_, computed once

@@ -39,14 +39,34 @@ inline hits select_top_k(hits candidates, std::size_t k) {
 
 /**
  * @brief Top-k of one score row: `scores[j]` belongs to item `ids[j]`, or to item `first_id + j`
- * when @p ids is empty.
+ * when @p ids is empty. One pass with a heap of the k best so far (a score below the k-th best
+ * costs one comparison), then a sort of the k: the same result as select_top_k of every hit.
  */
 inline hits top_k_of_row(std::span<const float> scores, std::span<const item_id> ids,
                          item_id first_id, std::size_t k) {
-    hits row(scores.size());
-    for (std::size_t j = 0; j < scores.size(); ++j)
-        row[j] = {ids.empty() ? static_cast<item_id>(first_id + j) : ids[j], scores[j]};
-    return select_top_k(std::move(row), k);
+    const auto hit_at = [&](std::size_t j) {
+        return hit{ids.empty() ? static_cast<item_id>(first_id + j) : ids[j], scores[j]};
+    };
+    hits best;                 // a heap under better_hit: front() is the worst of those kept
+    if (k >= scores.size()) {  // every hit: one sort
+        best.reserve(scores.size());
+        for (std::size_t j = 0; j < scores.size(); ++j) best.push_back(hit_at(j));
+        std::sort(best.begin(), best.end(), better_hit);
+        return best;
+    }
+    best.reserve(k);
+    for (std::size_t j = 0; j < scores.size(); ++j) {
+        if (best.size() < k) {
+            best.push_back(hit_at(j));
+            std::push_heap(best.begin(), best.end(), better_hit);
+        } else if (scores[j] >= best.front().score && better_hit(hit_at(j), best.front())) {
+            std::pop_heap(best.begin(), best.end(), better_hit);
+            best.back() = hit_at(j);
+            std::push_heap(best.begin(), best.end(), better_hit);
+        }
+    }
+    std::sort(best.begin(), best.end(), better_hit);
+    return best;
 }
 
 /// Merges two best-first lists of distinct ids into the best k, best first.

@@ -1,23 +1,6 @@
 #include "tabret/index/dot.hpp"
 
-// dot() is cloned for AVX-512, AVX2 + FMA and the baseline; the loader picks the clone
-// for the CPU (GCC/Clang function multi-versioning, an ifunc), so a binary built for any x86-64
-// runs every kernel at the width the machine has. Elsewhere, and under the sanitizers (whose
-// runtimes are not set up yet when the loader runs an ifunc resolver), one portable version.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define TABRET_NO_TARGET_CLONES
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
-    __has_feature(memory_sanitizer)
-#define TABRET_NO_TARGET_CLONES
-#endif
-#endif
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__)) && \
-    !defined(TABRET_NO_TARGET_CLONES)
-#define TABRET_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
-#else
-#define TABRET_CLONES
-#endif
+#include "clones.hpp"
 
 namespace tabret::detail {
 

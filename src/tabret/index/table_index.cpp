@@ -47,8 +47,9 @@ table_index_options options_from(const detail::json_reader& r) {
     o.format = formats[r.one_of("table_format", {"signature", "words", "ddl", "described"})];
     o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                               : name_style::original;
-    constexpr index_kind kinds[] = {index_kind::exact, index_kind::hnsw, index_kind::sparse};
-    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse"})];
+    constexpr index_kind kinds[] = {index_kind::exact, index_kind::hnsw, index_kind::sparse,
+                                    index_kind::int8};
+    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse", "int8"})];
     const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
                                 "manifest.hnsw");
     o.hnsw.m = h.count("m");
@@ -135,6 +136,7 @@ table_index table_index::load(const detail::artifact& saved) {
         index.columns_hnsw_ = load_hnsw(saved, "columns.hnsw", index.dim_, index.options_.hnsw,
                                         index.catalog_.columns().size(), "columns");
     if (index.options_.kind == index_kind::sparse) index.build_sparse();
+    if (index.options_.kind == index_kind::int8) index.quantize();
     return index;
 }
 
@@ -157,6 +159,11 @@ std::vector<std::string> table_index::texts_of_columns() const {
 void table_index::build_sparse() {
     tables_sparse_.emplace(tables_.vectors());
     if (columns_) columns_sparse_.emplace(columns_->vectors());
+}
+
+void table_index::quantize() {
+    tables_.quantize();
+    if (columns_) columns_->quantize();
 }
 
 void table_index::build_hnsw(const progress_fn& progress) {
