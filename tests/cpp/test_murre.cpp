@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <set>
 
 #include "test_support.hpp"
@@ -152,6 +153,43 @@ TEST_CASE("path scores: sum of log P with P = (cos + 1) / 2, and the reference f
                                 path_scoring::reference);
     CHECK(r.select == Approx(0.8));                     // raw cosines
     CHECK(std::exp(r.final_log) == Approx(1.3 * 1.1));  // (cos + 2) / 2
+}
+
+TEST_CASE("beam pruning selects as a stable sort of every candidate would", "[murre][beam]") {
+    // Many candidates with few distinct scores (ties everywhere) and repeated table sets: the
+    // partial selection must keep exactly the paths the full stable sort keeps, in its order.
+    std::mt19937 gen(12);
+    std::uniform_int_distribution<int> level(0, 4), table(0, 30), parent(0, 2);
+    const std::vector<beam_path> beams = {{{1}, {"q"}, {-0.1, -0.1}, false},
+                                          {{2}, {"q"}, {-0.2, -0.3}, false},
+                                          {{3}, {"q"}, {-0.2, -0.2}, true}};
+    for (int round = 0; round < 20; ++round) {
+        std::vector<beam_candidate> cands;
+        for (int i = 0; i < 300; ++i) {
+            const double lv = -0.1 * level(gen);
+            const auto p = static_cast<std::size_t>(parent(gen));
+            if (i % 50 == 0)
+                cands.push_back({p, std::nullopt, {}, beams[p].score});
+            else
+                cands.push_back(
+                    {p, static_cast<table_id>(table(gen)), "x", {lv, lv - 0.1 * (i % 2)}});
+        }
+        auto sorted = cands;
+        std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+            if (a.score.select != b.score.select) return a.score.select > b.score.select;
+            return a.score.final_log > b.score.final_log;
+        });
+        for (const std::size_t width : {1u, 2u, 5u, 9u, 40u}) {
+            std::vector<beam_path> want;
+            std::set<std::vector<table_id>> seen;
+            for (const auto& c : sorted) {
+                if (want.size() >= width) break;
+                if (seen.insert(detail::table_set(beams, c)).second)
+                    want.push_back(materialize(beams, c));
+            }
+            CHECK(prune_beams(beams, cands, width) == want);
+        }
+    }
 }
 
 TEST_CASE("beam pruning keeps the best B, merges equal table sets, carries stopped beams",

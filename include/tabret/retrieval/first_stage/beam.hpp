@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <string>
@@ -101,16 +102,31 @@ inline std::vector<table_id> table_set(const std::vector<beam_path>& beams,
  * Candidates with the same set of tables are one path: only the best-ranked is kept. Thread-safe.
  */
 inline std::vector<beam_path> prune_beams(const std::vector<beam_path>& beams,
-                                          std::vector<beam_candidate> candidates,
+                                          const std::vector<beam_candidate>& candidates,
                                           std::size_t width) {
-    std::stable_sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-        if (a.score.select != b.score.select) return a.score.select > b.score.select;
-        return a.score.final_log > b.score.final_log;
-    });
+    // The stable order, with the candidate's index as the last key; only as many candidates
+    // are sorted as the first `width` distinct paths need (a hop has every table as a
+    // candidate of every beam).
+    const auto before = [&](std::size_t a, std::size_t b) {
+        const auto& x = candidates[a].score;
+        const auto& y = candidates[b].score;
+        if (x.select != y.select) return x.select > y.select;
+        if (x.final_log != y.final_log) return x.final_log > y.final_log;
+        return a < b;
+    };
+    std::vector<std::size_t> order(candidates.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
     std::vector<beam_path> out;
     std::set<std::vector<table_id>> seen;
-    for (const auto& c : candidates) {
-        if (out.size() >= width) break;
+    std::size_t sorted = 0;
+    for (std::size_t i = 0; i < order.size() && out.size() < width; ++i) {
+        if (i == sorted) {
+            sorted = std::min(order.size(), std::max(2 * sorted, 4 * width));
+            std::partial_sort(order.begin() + static_cast<std::ptrdiff_t>(i),
+                              order.begin() + static_cast<std::ptrdiff_t>(sorted), order.end(),
+                              before);
+        }
+        const auto& c = candidates[order[i]];
         if (seen.insert(detail::table_set(beams, c)).second) out.push_back(materialize(beams, c));
     }
     return out;

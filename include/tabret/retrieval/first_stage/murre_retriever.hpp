@@ -354,6 +354,7 @@ class murre_retriever {
                 std::size_t hop) const {
         std::vector<std::vector<beam_candidate>> candidates(states.size());
         std::vector<bool> touched(states.size(), false);
+        extensions best(index_.catalog().tables().size());
         std::size_t line = 0;
         for (const auto& lb : live) {
             auto& state = states[lb.question];
@@ -362,18 +363,16 @@ class murre_retriever {
                 for (const auto& h : found.of(line))
                     if (state.hop1_top.size() < options_.rerank_top) state.hop1_top.push_back(h.id);
             // table -> (best cosine, the line that gave it) over the beam's lines
-            std::unordered_map<table_id, extension> best;
+            best.clear();
             for (std::size_t l = 0; l < lb.lines.size(); ++l, ++line) {
                 const std::string_view text = distinct.texts[distinct.slot[line]];
-                for (const auto& h : found.of(line)) {
-                    if (std::find(parent.tables.begin(), parent.tables.end(), h.id) !=
+                for (const auto& h : found.of(line))
+                    if (std::find(parent.tables.begin(), parent.tables.end(), h.id) ==
                         parent.tables.end())
-                        continue;
-                    auto [it, fresh] = best.try_emplace(h.id, extension{h.id, h.score, text});
-                    if (!fresh && h.score > it->second.cos) it->second = {h.id, h.score, text};
-                }
+                        best.offer({h.id, h.score, text});
             }
-            for (const auto& e : ranked_extensions(best))
+            // One line's hits come best first (cosine, then smaller id): already ranked.
+            for (const auto& e : ranked_extensions(best, lb.lines.size() > 1))
                 candidates[lb.question].push_back(
                     {lb.beam, e.table, e.query,
                      extend_score(parent.score, e.cos, options_.scoring)});
@@ -386,20 +385,46 @@ class murre_retriever {
                 if (state.beams[b].stopped)
                     candidates[i].push_back({b, std::nullopt, {}, state.beams[b].score});
             for (const auto& c : candidates[i]) state.scores.add(state.beams, c);
-            state.beams = prune_beams(state.beams, std::move(candidates[i]), options_.beam);
+            state.beams = prune_beams(state.beams, candidates[i], options_.beam);
             trace_beams(state, hop);
         }
     }
 
-    /// A beam's extensions by cosine (ties: smaller id), at most per_beam of them (if set).
-    std::vector<extension> ranked_extensions(
-        const std::unordered_map<table_id, extension>& best) const {
-        std::vector<extension> ext;
-        ext.reserve(best.size());
-        for (const auto& [t, e] : best) ext.push_back(e);
-        std::sort(ext.begin(), ext.end(), [](const auto& a, const auto& b) {
-            return a.cos > b.cos || (a.cos == b.cos && a.table < b.table);
-        });
+    /// A beam's extensions: each table once with its best cosine over the beam's lines (the
+    /// first line reaching it), in the order first offered. A slot per table of the catalog,
+    /// reused across beams.
+    class extensions {
+      public:
+        explicit extensions(std::size_t tables) : slot_(tables, none) {}
+        void clear() {
+            for (const auto& e : list_) slot_[e.table] = none;
+            list_.clear();
+        }
+        void offer(const extension& e) {
+            auto& s = slot_[e.table];
+            if (s == none) {
+                s = list_.size();
+                list_.push_back(e);
+            } else if (e.cos > list_[s].cos) {
+                list_[s] = e;
+            }
+        }
+        [[nodiscard]] const std::vector<extension>& list() const noexcept { return list_; }
+
+      private:
+        static constexpr std::size_t none = static_cast<std::size_t>(-1);
+        std::vector<std::size_t> slot_;
+        std::vector<extension> list_;
+    };
+
+    /// A beam's extensions by cosine (ties: smaller id), at most per_beam of them (if set);
+    /// sorted only when @p several lines were searched (one line's are offered in that order).
+    std::vector<extension> ranked_extensions(const extensions& best, bool several) const {
+        std::vector<extension> ext = best.list();
+        if (several)
+            std::sort(ext.begin(), ext.end(), [](const auto& a, const auto& b) {
+                return a.cos > b.cos || (a.cos == b.cos && a.table < b.table);
+            });
         if (options_.per_beam > 0 && ext.size() > options_.per_beam) ext.resize(options_.per_beam);
         return ext;
     }
