@@ -1,4 +1,5 @@
 #include <tabret/index/exact_index.hpp>
+#include <tabret/index/huge_pages.hpp>
 #include <tabret/index/int8_codes.hpp>
 #include <tabret/index/scan.hpp>
 #include <tabret/index/table_index.hpp>
@@ -200,4 +201,20 @@ TEST_CASE("table index of kind int8 searches as exact and survives save and load
     CHECK(loaded.tables().quantized());
     CHECK(loaded.search_tables(queries, 5) == int8.search_tables(queries, 5));
     CHECK(loaded.search_columns(queries, 8) == int8.search_columns(queries, 8));
+}
+
+TEST_CASE("huge pages: the hint keeps every byte of the buffer", "[index][scan]") {
+    // 20 MiB with an unaligned start: the 2 MiB-aligned middle may move into huge pages, the
+    // contents must not change (and a small or empty buffer is left alone).
+    std::vector<float> big((std::size_t{20} << 20) / sizeof(float) + 3);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i % 9973);
+    detail::back_with_huge_pages(big.data() + 1, (big.size() - 1) * sizeof(float));
+    bool same = true;
+    for (std::size_t i = 0; i < big.size(); ++i)
+        same = same && big[i] == static_cast<float>(i % 9973);
+    CHECK(same);
+    std::vector<float> small(16, 1.0f);
+    detail::back_with_huge_pages(small.data(), small.size() * sizeof(float));
+    detail::back_with_huge_pages(nullptr, 0);
+    CHECK(small == std::vector<float>(16, 1.0f));
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tabret/embedding/matrix.hpp"
+#include "tabret/index/huge_pages.hpp"
 #include "tabret/index/int8_codes.hpp"
 #include "tabret/index/scan.hpp"
 #include "tabret/index/top_k.hpp"
@@ -55,6 +56,7 @@ class exact_index {
         : vectors_(std::move(vectors)), block_bytes_(block_bytes) {
         detail::check_item_count(size(), "exact_index");
         check_embeddings(vectors_, size(), 0, "exact_index");
+        detail::back_with_huge_pages(vectors_.data(), bytes());
     }
 
     /** @brief Number of indexed vectors. Thread-safe. */

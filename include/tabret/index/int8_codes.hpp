@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tabret/embedding/matrix.hpp"
+#include "tabret/index/huge_pages.hpp"
 #include "tabret/index/scan.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/index/vector_index.hpp"
@@ -47,6 +48,7 @@ class int8_codes {
             for (Eigen::Index c = 0; c < row.size(); ++c)
                 out[c] = scale > 0.0f ? static_cast<std::int8_t>(std::lround(row(c) / scale)) : 0;
         }
+        back_with_huge_pages(codes_.data(), codes_.size());
     }
 
     [[nodiscard]] std::size_t size() const noexcept { return scales_.size(); }
