@@ -51,9 +51,9 @@ K = 10
 Floats = npt.NDArray[np.float32]
 
 
-def cpu_ms(fn: Callable[[], object]) -> float:
+def cpu_ms(fn: Callable[..., object], *args: object) -> float:
     start = time.process_time()
-    fn()
+    fn(*args)
     return 1000 * (time.process_time() - start)
 
 
@@ -70,9 +70,9 @@ def bandwidth_ms(vectors: Floats, query: Floats) -> float:
     here)."""
     words = vectors.reshape(-1).view(np.uint64)
     return min(
-        cpu_ms(lambda: vectors.sum()),
-        cpu_ms(lambda: np.bitwise_or.reduce(words)),
-        cpu_ms(lambda: vectors @ query),
+        cpu_ms(vectors.sum),
+        cpu_ms(np.bitwise_or.reduce, words),
+        cpu_ms(np.matmul, vectors, query),
     )
 
 
@@ -111,18 +111,18 @@ def run(max_columns: int, dim: int, queries: int, batch: int, rounds: int) -> di
         for i in range(queries):
             times["bandwidth"].append(bandwidth_ms(vectors, qs[i]))
             q = qs[i : i + 1]
-            times["float"].append(cpu_ms(lambda q=q: exact.search(q, K)))
-            times["int8"].append(cpu_ms(lambda q=q: int8.search(q, K)))
-            times["numpy"].append(cpu_ms(lambda q=q: numpy_top_k(vectors, q)))
+            times["float"].append(cpu_ms(exact.search, q, K))
+            times["int8"].append(cpu_ms(int8.search, q, K))
+            times["numpy"].append(cpu_ms(numpy_top_k, vectors, q))
             if r == 0:
                 want, _ = exact.search(q, K)
                 got, _ = int8.search(q, K)
                 found += len(set(got[0].tolist()) & set(want[0].tolist()))
                 total += len(want[0])
         b = qs[:batch]
-        batch_times["float"].append(cpu_ms(lambda b=b: exact.search(b, K)) / batch)
-        batch_times["int8"].append(cpu_ms(lambda b=b: int8.search(b, K)) / batch)
-        batch_times["numpy"].append(cpu_ms(lambda b=b: numpy_top_k(vectors, b)) / batch)
+        batch_times["float"].append(cpu_ms(exact.search, b, K) / batch)
+        batch_times["int8"].append(cpu_ms(int8.search, b, K) / batch)
+        batch_times["numpy"].append(cpu_ms(numpy_top_k, vectors, b) / batch)
     mib = vectors.nbytes / 2**20
     bw = percentile(times["bandwidth"], 50)
     return {

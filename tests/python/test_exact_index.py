@@ -18,18 +18,19 @@ from tabret.index import DenseRetriever, TableIndex
 
 def unit_rows(rng: np.random.Generator, n: int, d: int) -> npt.NDArray[np.float32]:
     rows = rng.standard_normal((n, d)).astype(np.float32)
-    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    unit: npt.NDArray[np.float32] = rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return unit
 
 
 def brute_force(vectors: np.ndarray, queries: np.ndarray, k: int) -> list[list[int]]:
     """Top k by float64 inner product, ties by smaller id."""
     scores = queries.astype(np.float64) @ vectors.astype(np.float64).T
-    return [sorted(range(len(row)), key=lambda j, row=row: (-row[j], j))[:k] for row in scores]
+    return [np.lexsort((np.arange(len(row)), -row))[:k].tolist() for row in scores]
 
 
 @pytest.mark.parametrize("nq", [1, 2, 5, 6, 7, 13, 64])
 def test_float_scan_matches_numpy_for_every_batch_path(nq: int) -> None:
-    # 1–6 queries stream the rows, 7 and more run the packed micro-kernel; 301 rows and 37
+    # 1 to 6 queries stream the rows, 7 and more run the packed micro-kernel; 301 rows and 37
     # dimensions leave remainders in both.
     rng = np.random.default_rng(nq)
     vectors, queries = unit_rows(rng, 301, 37), unit_rows(rng, nq, 37)
@@ -50,7 +51,8 @@ def test_int8_search_is_exact_on_near_duplicates() -> None:
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     queries = unit_rows(rng, 30, 96)
     exact, int8 = _core.ExactIndex(vectors), _core.ExactIndex(vectors, quantize=True)
-    assert int8.quantized and not exact.quantized
+    assert int8.quantized
+    assert not exact.quantized
     assert exact.bytes == vectors.nbytes
     assert int8.bytes > exact.bytes
     for k in (1, 10, 40):
@@ -83,9 +85,9 @@ def test_int8_table_index_answers_as_exact(tmp_path: Path, data_dir: Path) -> No
     int8 = TableIndex.build(bench.catalog, hashing, kind="int8", progress=False)
     assert int8.core.kind == "int8"
     for q in [q.question for q in bench.questions[:40]]:
-        assert DenseRetriever(int8).retrieve(q, 10, k_columns=10) == DenseRetriever(
-            exact
-        ).retrieve(q, 10, k_columns=10)
+        assert DenseRetriever(int8).retrieve(q, 10, k_columns=10) == DenseRetriever(exact).retrieve(
+            q, 10, k_columns=10
+        )
     int8.save(tmp_path / "i")
     loaded = TableIndex.load(tmp_path / "i", hashing)
     assert loaded.core.kind == "int8"
