@@ -56,11 +56,7 @@ std::vector<item_id> ids_of(const hits& h) {
 
 /// n unit vectors of dimension d from a seeded normal distribution.
 matrix random_unit(std::size_t n, std::size_t d, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::normal_distribution<float> normal;
-    matrix m(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
-    for (Eigen::Index r = 0; r < m.rows(); ++r)
-        for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = normal(gen);
+    matrix m = tabret::test::random_rows(n, d, seed);
     normalize_rows(m);
     return m;
 }

@@ -15,17 +15,9 @@
 #include "test_support.hpp"
 
 using namespace tabret;
+using tabret::test::random_rows;
 
 namespace {
-
-matrix random_rows(std::size_t n, std::size_t d, unsigned seed) {
-    std::mt19937 gen(seed);
-    std::normal_distribution<float> normal;
-    matrix m(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
-    for (Eigen::Index r = 0; r < m.rows(); ++r)
-        for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = normal(gen);
-    return m;
-}
 
 /// The inner product in double precision: the kernel must agree within float rounding.
 double reference_dot(const matrix& a, Eigen::Index i, const matrix& b, Eigen::Index j) {

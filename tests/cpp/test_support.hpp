@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +20,16 @@
 #include <tabret/rewriting/rewriter.hpp>
 
 namespace tabret::test {
+
+/// An n × d matrix of seeded standard-normal entries.
+inline matrix random_rows(std::size_t n, std::size_t d, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::normal_distribution<float> normal;
+    matrix m(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(d));
+    for (Eigen::Index r = 0; r < m.rows(); ++r)
+        for (Eigen::Index c = 0; c < m.cols(); ++c) m(r, c) = normal(gen);
+    return m;
+}
 
 /// school: students —< enrollments >— courses (many-to-many), teachers —< courses;
 /// shop: customers —< orders; both databases have an `id` everywhere.
