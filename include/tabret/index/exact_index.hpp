@@ -95,9 +95,11 @@ class exact_index {
     [[nodiscard]] std::vector<hits> search(const matrix& queries, std::size_t k) const {
         detail::check_k(k);
         detail::check_queries(queries, dim(), "exact_index");
-        // The codes pay for one query at a time: a float scan serves 2 to 6 queries in the
-        // same pass over the rows, and a batch through the GEMM micro-kernel.
-        if (!codes_ || queries.rows() != 1) return search_rows(queries, {}, size(), k);
+        // The codes pay for one query at a time (a float scan serves 2 to 6 queries in the
+        // same pass over the rows, and a batch through the GEMM micro-kernel) that does not
+        // ask for every row.
+        if (!codes_ || queries.rows() != 1 || k >= size())
+            return search_rows(queries, {}, size(), k);
         const auto ids = codes_->candidates(queries.data(), k);
         return search_rows(queries, ids, ids.size(), k);
     }

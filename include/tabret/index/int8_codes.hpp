@@ -59,16 +59,11 @@ class int8_codes {
 
     /**
      * @brief Rows (ascending ids) whose exact inner product with @p query (dim() floats) may be
-     * among the best @p k: all rows when k ≥ size().
+     * among the best @p k. Requires 0 < k < size() (for k ≥ size() every row is one).
      */
     [[nodiscard]] std::vector<item_id> candidates(const float* query, std::size_t k) const {
         const std::size_t n = size();
         std::vector<item_id> out;
-        if (k >= n) {
-            out.resize(n);
-            for (std::size_t r = 0; r < n; ++r) out[r] = static_cast<item_id>(r);
-            return out;
-        }
         std::vector<float> approx(n);
         int8_inner_products(codes_.data(), scales_.data(), n, query, dim_, approx.data());
         double l1 = 0.0, l2 = 0.0;

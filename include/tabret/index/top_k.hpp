@@ -47,12 +47,10 @@ inline hits top_k_of_row(std::span<const float> scores, std::span<const item_id>
     const auto hit_at = [&](std::size_t j) {
         return hit{ids.empty() ? static_cast<item_id>(first_id + j) : ids[j], scores[j]};
     };
-    hits best;                 // a heap under better_hit: front() is the worst of those kept
-    if (k >= scores.size()) {  // every hit: one sort
-        best.reserve(scores.size());
+    hits best;  // a heap under better_hit: front() is the worst of those kept
+    if (k >= scores.size()) {
         for (std::size_t j = 0; j < scores.size(); ++j) best.push_back(hit_at(j));
-        std::sort(best.begin(), best.end(), better_hit);
-        return best;
+        return select_top_k(std::move(best), k);
     }
     best.reserve(k);
     for (std::size_t j = 0; j < scores.size(); ++j) {
