@@ -30,6 +30,7 @@
 
 #include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/index/scan.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/index/top_k.hpp"
 #include "tabret/retrieval/retrieval.hpp"
@@ -196,10 +197,13 @@ class crush_retriever {
         const auto n = cand.size();
         xt::xtensor<std::uint8_t, 2> out = xt::zeros<std::uint8_t>({n, n});
         std::unordered_map<column_id, std::size_t> pos;
-        for (std::size_t a = 0; a < n; ++a) pos.emplace(cand[a], a);
+        std::vector<table_id> table(n);
         for (std::size_t a = 0; a < n; ++a) {
-            for (std::size_t b = 0; b < n; ++b)
-                out(a, b) = cat.column(cand[a]).table == cat.column(cand[b]).table;
+            pos.emplace(cand[a], a);
+            table[a] = cat.column(cand[a]).table;
+        }
+        for (std::size_t a = 0; a < n; ++a) {
+            for (std::size_t b = 0; b < n; ++b) out(a, b) = table[a] == table[b];
             for (const auto partner : fk_partners_[cand[a]])
                 if (const auto it = pos.find(partner); it != pos.end()) out(a, it->second) = 1;
         }
@@ -209,14 +213,16 @@ class crush_retriever {
     retrieval answer(const auto& probe_vectors, const std::vector<column_id>& cand,
                      const std::vector<std::string>& probes, std::size_t budget,
                      std::size_t k) const {
-        matrix gathered(static_cast<Eigen::Index>(cand.size()), probe_vectors.cols());
+        const matrix queries = probe_vectors;
+        matrix gathered(static_cast<Eigen::Index>(cand.size()), queries.cols());
         const auto& columns = index_.columns().vectors();
         for (std::size_t c = 0; c < cand.size(); ++c)
             gathered.row(static_cast<Eigen::Index>(c)) = columns.row(cand[c]);
-        const matrix cosines = probe_vectors * gathered.transpose();
-        const auto cos =
-            xt::adapt(cosines.data(), static_cast<std::size_t>(cosines.size()), xt::no_ownership(),
-                      std::vector<std::size_t>{probes.size(), cand.size()});
+        std::vector<float> cosines(probes.size() * cand.size());
+        detail::inner_products(gathered.data(), cand.size(), queries.data(), probes.size(),
+                               static_cast<std::size_t>(queries.cols()), cosines.data());
+        const auto cos = xt::adapt(cosines.data(), cosines.size(), xt::no_ownership(),
+                                   std::vector<std::size_t>{probes.size(), cand.size()});
         xt::xtensor<float, 2> s = cos_probability(cos);
         if (options_.entropy) s = entropy_weighted(s);
         const auto picks =
