@@ -65,6 +65,9 @@ class BenchmarkQuestion:
     # table families (a wildcard such as ``ga_sessions_*``): one gold item that any member
     # satisfies; the family's first member is the one in ``gold_tables``
     families: tuple[tuple[int, ...], ...] = ()
+    # external knowledge given with the question (BIRD's evidence, the Spider 2.0-lite document
+    # the question names, a --questions file's "knowledge"); empty when there is none
+    knowledge: str = ""
 
 
 @dataclass(frozen=True)
@@ -409,13 +412,50 @@ def bird_dev(root: Path | None = None) -> Benchmark:
         _check_database(cat, path, i, e["db_id"])
         tables = _sql_text_tables(cat, e["db_id"], e["sql"])
         questions.append(
-            BenchmarkQuestion(str(e["question_id"]), e["db_id"], e["question"], tables)
+            BenchmarkQuestion(
+                str(e["question_id"]), e["db_id"], e["question"], tables, knowledge=_evidence(e)
+            )
         )
     source = (
         "BIRD dev, newest revision (jar/data/bird/dev.json); corpus bird/dev_tables.json; gold "
         "tables = FROM/JOIN names of the gold SQL"
     )
     return Benchmark("bird-dev", cat, questions, source)
+
+
+def _evidence(entry: Mapping[str, Any]) -> str:
+    """BIRD's evidence of one question ("" when absent or null)."""
+    return str(entry.get("evidence") or "").strip()
+
+
+def _bird_evidence(bench: Benchmark, root: Path) -> tuple[Benchmark, int]:
+    """BirdUnion's questions (MURRE's revision, which has no evidence) with the evidence of
+    the same (database, question text) in JAR's newest revision; returns how many matched."""
+    path = root / "jar/data/bird/dev.json"
+    raw = _read_questions(path, ("db_id", "question"))
+    evidence = {(e["db_id"], _normalise(e["question"])): _evidence(e) for e in raw}
+    questions = [
+        replace(q, knowledge=evidence.get((q.db, _normalise(q.question)), ""))
+        for q in bench.questions
+    ]
+    matched = sum(1 for q in questions if q.knowledge)
+    return replace(bench, questions=questions), matched
+
+
+def with_knowledge(bench: Benchmark) -> Benchmark:
+    """``bench`` with each question's external knowledge appended to its text (a new line
+    between), so that whatever embeds or matches the question sees it too; named
+    ``<name>+knowledge``. Questions without knowledge keep their text."""
+    questions = [
+        replace(q, question=f"{q.question}\n{q.knowledge}") if q.knowledge else q
+        for q in bench.questions
+    ]
+    given = sum(1 for q in bench.questions if q.knowledge)
+    source = (
+        f"{bench.source}; the question text is followed by its external knowledge "
+        f"({given} of {len(questions)} questions have some)"
+    )
+    return replace(bench, name=f"{bench.name}+knowledge", questions=questions, source=source)
 
 
 def spider_dev_multi(root: Path | None = None) -> Benchmark:
@@ -450,10 +490,12 @@ def bird_union(root: Path | None = None) -> Benchmark:
         root,
     )
     bench, unmatched, broken = _crush_gold_columns(bench, root)
+    bench, evidence = _bird_evidence(bench, root)
     source = (
         f"{bench.source}; gold columns from crush4sql/data/bird_dev.json (oldest revision) for "
         f"{bench.column_questions} questions ({unmatched} not in that revision, "
-        f"{broken} with an unresolvable gold element)"
+        f"{broken} with an unresolvable gold element); evidence (external knowledge) from "
+        f"jar/data/bird/dev.json for {evidence} questions"
     )
     return replace(bench, source=source)
 
@@ -484,6 +526,7 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
     cat, ids = spider2.build_catalog(raw)
     path = root / spider2.QUESTIONS
     gold_sql = json.loads((root / spider2.GOLD_SQL).read_text(encoding="utf-8"))
+    documents = spider2.knowledge_documents(root)
     questions: list[BenchmarkQuestion] = []
     left_out: dict[str, list[str]] = {}
     lines = path.read_text(encoding="utf-8").splitlines()
@@ -508,6 +551,7 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
                 q["question"],
                 tuple(t_ids[i] for i in gold.tables),
                 families=tuple(tuple(t_ids[i] for i in f) for f in gold.families),
+                knowledge=spider2.question_knowledge(q, documents, path),
             )
         )
     n_families = sum(1 for q in questions if q.families)
@@ -603,14 +647,17 @@ def _questions_line(path: Path, line_no: int, line: str) -> dict[str, Any]:
         raise _core.SchemaError(
             f"{path}:{line_no}: 'gold_tables' must be a non-empty list of \"db.table\" names"
         )
+    if not isinstance(q.get("knowledge", ""), str):
+        raise _core.SchemaError(f"{path}:{line_no}: 'knowledge' must be a string")
     return q
 
 
 def questions_benchmark(path: str | Path, catalog: Catalog) -> Benchmark:
     """A user's own questions over ``catalog``: a JSON-lines file, one
     ``{"question": …, "gold_tables": ["db.table", …]}`` per line (optional ``"id"``, default
-    the line number, and ``"db"``, default the first gold table's database; blank lines
-    skipped). Names are matched case-insensitively, ``db`` up to the first dot.
+    the line number, ``"db"``, default the first gold table's database, and ``"knowledge"``,
+    text given with the question, see :func:`with_knowledge`; blank lines skipped). Names are
+    matched case-insensitively, ``db`` up to the first dot.
 
     Raises :class:`tabret.FileError` for a missing file, :class:`tabret.ParseError` (with
     ``source`` and ``line``) for a line that is not JSON and :class:`tabret.SchemaError` naming
@@ -634,7 +681,11 @@ def questions_benchmark(path: str | Path, catalog: Catalog) -> Benchmark:
         if catalog.find_database(str(db)) is None:
             raise _core.SchemaError(f"{path}:{line_no}: unknown database '{db}'")
         qid = str(q.get("id", line_no))
-        questions.append(BenchmarkQuestion(qid, str(db), q["question"], tuple(dict.fromkeys(gold))))
+        gold_ids = tuple(dict.fromkeys(gold))
+        knowledge = q.get("knowledge", "")
+        questions.append(
+            BenchmarkQuestion(qid, str(db), q["question"], gold_ids, knowledge=knowledge)
+        )
     if not questions:
         raise _core.SchemaError(f"{path}: no questions")
     return Benchmark(path.stem, catalog, questions, f"your questions ({path}) over {catalog!r}")

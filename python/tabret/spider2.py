@@ -4,7 +4,8 @@ gold SQL with a real SQL parser (sqlglot, the ``benchmarks`` extra).
 Files (under ``$TABRET_DATA_DIR/spider2-lite``): ``spider2_lite_schema.json.gz`` (162 databases,
 8,255 tables, 532,388 columns; ``{db: [{engine, table_fullname, column_names, column_types,
 …}]}``), ``spider2-lite.jsonl`` (547 questions) and ``gold_sql.json`` (``{instance_id: SQL}``,
-public for 250 of them).
+public for 250 of them), ``external_knowledge_documents.json`` (``{file name: Markdown}``, 69
+documents; a question's ``external_knowledge`` names the one given with it).
 
 Gold tables of a question (:func:`gold_tables`): every table its gold SQL reads, from the
 scopes of every query in it (``WITH`` names and aliases resolved away, also a recursive CTE's
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tabret import _core
 from tabret.catalog import Catalog
 from tabret.datasets import data_dir
 
@@ -35,6 +37,8 @@ __all__ = [
     "GoldTables",
     "dialect",
     "gold_tables",
+    "knowledge_documents",
+    "question_knowledge",
     "read_schema",
     "spider2_catalog",
     "sql_table_names",
@@ -43,6 +47,7 @@ __all__ = [
 SCHEMA = "spider2-lite/spider2_lite_schema.json.gz"
 QUESTIONS = "spider2-lite/spider2-lite.jsonl"
 GOLD_SQL = "spider2-lite/gold_sql.json"
+DOCUMENTS = "spider2-lite/external_knowledge_documents.json"
 
 #: The sqlglot dialect of each engine of the schema file.
 DIALECTS = {"bigquery": "bigquery", "snowflake": "snowflake", "sqlite": "sqlite"}
@@ -55,6 +60,35 @@ def read_schema(root: Path | None = None) -> Schema:
     with gzip.open((root or data_dir()) / SCHEMA, "rt", encoding="utf-8") as f:
         raw: Schema = json.load(f)
     return raw
+
+
+def knowledge_documents(root: Path | None = None) -> dict[str, str]:
+    """The external-knowledge documents: file name -> Markdown text.
+
+    Raises :class:`tabret.FileError` if the file is missing and :class:`tabret.SchemaError`
+    (naming it) unless it maps names to strings."""
+    path = (root or data_dir()) / DOCUMENTS
+    if not path.is_file():
+        raise _core.FileError(f"{path}: no such file")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
+        raise _core.SchemaError(f"{path}: expected an object of document name -> text")
+    return raw
+
+
+def question_knowledge(question: dict[str, Any], documents: dict[str, str], path: Path) -> str:
+    """The text of the document a question line names in ``external_knowledge`` ("" if none);
+    :class:`tabret.SchemaError` naming the question file and instance when it is not among
+    ``documents``."""
+    name = question.get("external_knowledge")
+    if not name:
+        return ""
+    if name not in documents:
+        raise _core.SchemaError(
+            f"{path}: {question.get('instance_id')}: unknown external knowledge document "
+            f"'{name}' (not in {DOCUMENTS})"
+        )
+    return documents[name].strip()
 
 
 def names(value: Any) -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 from tabret.benchmarks import (
     Benchmark,
     BenchmarkQuestion,
+    bird_dev,
     bird_union,
     demo,
     spider_union,
@@ -109,6 +110,21 @@ def test_bird_union_gold_columns(data_dir: Path) -> None:
         "california_schools.frpm.Enrollment (K-12)",
         "california_schools.frpm.FRPM Count (K-12)",
     ]
+
+
+def test_bird_evidence_is_the_questions_knowledge(data_dir: Path) -> None:
+    # BirdUnion (MURRE's revision) has no evidence: it is matched by database and question text
+    # in JAR's newest revision; a revised question text keeps none
+    union = bird_union(data_dir)
+    assert "evidence (external knowledge) from jar/data/bird/dev.json for 1286 questions" in (
+        union.source
+    )
+    assert sum(1 for q in union.questions if q.knowledge) == 1286
+    first = "Eligible free rate for K-12 = `Free Meal Count (K-12)` / `Enrollment (K-12)`"
+    assert union.questions[0].knowledge == first
+    dev = bird_dev(data_dir)
+    assert dev.questions[0].knowledge == first
+    assert sum(1 for q in dev.questions if not q.knowledge) == 148  # empty in the file
 
 
 def test_demo_has_no_gold_columns() -> None:

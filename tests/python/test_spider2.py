@@ -17,13 +17,14 @@ from tabret.benchmarks import (
     demo,
     questions_benchmark,
     spider2_lite,
+    with_knowledge,
 )
 from tabret.cli import main
 from tabret.datasets import demo_catalog
 from tabret.eval import evaluate, merge_results
 from tabret.index import DenseRetriever, TableIndex
 from tabret.results import Retrieval, ScoredTable
-from tabret.spider2 import gold_tables, sql_table_names
+from tabret.spider2 import gold_tables, question_knowledge, sql_table_names
 
 # Real gold SQL of Spider 2.0-lite (xlang-ai/Spider2, MIT), verbatim.
 SF_BQ377 = """WITH json_files AS (
@@ -227,6 +228,38 @@ def test_spider2_lite_counts(bench: Benchmark) -> None:
     )
 
 
+def test_questions_carry_the_external_knowledge_document_they_name(
+    bench: Benchmark, data_dir: Path
+) -> None:
+    documents = json.loads(
+        (data_dir / "spider2-lite/external_knowledge_documents.json").read_text(encoding="utf-8")
+    )
+    by_id = {q.id: q for q in bench.questions}
+    # bq011 names ga4_obfuscated_sample_ecommerce.events.md (spider2-lite.jsonl)
+    assert (
+        by_id["bq011"].knowledge == documents["ga4_obfuscated_sample_ecommerce.events.md"].strip()
+    )
+    assert sum(1 for q in bench.questions if q.knowledge) == 48
+    plus = with_knowledge(bench)
+    assert plus.name == "spider2-lite+knowledge"
+    assert "48 of 248 questions have some" in plus.source
+    for before, after in zip(bench.questions, plus.questions, strict=True):
+        expected = f"{before.question}\n{before.knowledge}" if before.knowledge else before.question
+        assert after.question == expected
+        assert after.gold_tables == before.gold_tables
+
+
+def test_an_unknown_knowledge_document_is_named() -> None:
+    line = {"instance_id": "x1", "external_knowledge": "missing.md"}
+    with pytest.raises(
+        SchemaError, match=r"q.jsonl: x1: unknown external knowledge document 'missing.md'"
+    ):
+        question_knowledge(line, {"other.md": "text"}, Path("q.jsonl"))
+    assert (
+        question_knowledge({"instance_id": "x2", "external_knowledge": None}, {}, Path("q")) == ""
+    )
+
+
 def test_column_descriptions_align_or_are_left_out() -> None:
     from tabret.spider2 import column_descriptions
 
@@ -321,6 +354,7 @@ def _good_lines() -> list[str]:
                 "id": "two",
                 "question": "Patients admitted to cardiology",
                 "gold_tables": ["HOSPITAL.patient", "hospital.pt_admission", "hospital.ward"],
+                "knowledge": "cardiology is ward type C",
             }
         ),
     ]
@@ -331,6 +365,7 @@ def test_questions_benchmark_reads_json_lines(tmp_path: Path) -> None:
     assert [q.id for q in bench.questions] == ["1", "two"]
     assert [q.db for q in bench.questions] == ["hospital", "hospital"]
     assert [len(q.gold_tables) for q in bench.questions] == [1, 3]
+    assert [q.knowledge for q in bench.questions] == ["", "cardiology is ward type C"]
 
 
 @pytest.mark.parametrize(
@@ -338,6 +373,11 @@ def test_questions_benchmark_reads_json_lines(tmp_path: Path) -> None:
     [
         ("{not json", ParseError, "mine.jsonl:2: invalid JSON"),
         ("[1, 2]", SchemaError, "mine.jsonl:2: expected a JSON object"),
+        (
+            '{"question": "q", "gold_tables": ["hospital.ward"], "knowledge": 3}',
+            SchemaError,
+            "mine.jsonl:2: 'knowledge' must be a string",
+        ),
         ('{"gold_tables": ["hospital.ward"]}', SchemaError, "mine.jsonl:2: 'question'"),
         ('{"question": "q", "gold_tables": []}', SchemaError, "mine.jsonl:2: 'gold_tables'"),
         (
@@ -371,6 +411,22 @@ def test_cli_eval_own_questions(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "| mine | hashing(" in out
     assert "| bm25 |" in out
     assert "2 questions" in out
+
+
+def test_cli_eval_knowledge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = _questions_file(tmp_path, _good_lines())
+    argv = ["eval", "--questions", str(path), "--catalog", str(_catalog_file(tmp_path))]
+    argv += ["--embedder", "hashing", "--quiet", "--k", "5", "--knowledge"]
+    assert main([*argv, "--method", "single-hop"]) == 0
+    out = capsys.readouterr().out
+    assert "| mine+knowledge | hashing(" in out
+    assert "(1 of 2 questions have some)" in out
+    # recorded LLM answers are keyed by the plain question: refused, not silently missed
+    assert main([*argv, "--method", "crush", "greedy-join"]) == 1
+    err = capsys.readouterr().err
+    assert "--knowledge changes the question text" in err
+    assert "crush, greedy-join" in err
+    assert main([*argv, "--method", "crush", "--llm", "offline"]) == 0
 
 
 def test_cli_eval_own_questions_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -66,6 +66,7 @@ class EvalOptions:
     identifiers: Identifiers
     families: FamiliesChoice
     keys: Keys
+    knowledge: bool
     data_dir: Path | None
     recorded_only: bool
     first: int | None
@@ -142,6 +143,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="embed each distinct text once per command (runs per k and per method repeat "
         "texts); s@k then counts an embedding only in the first run that needs it",
+    )
+    p.add_argument(
+        "--knowledge",
+        action="store_true",
+        help="append each question's external knowledge to its text before retrieval (BIRD's "
+        'evidence, the Spider 2.0-lite document it names, a --questions file\'s "knowledge"); '
+        "rows are named <benchmark>+knowledge. Recorded LLM answers are keyed by the plain "
+        "question, so LLM methods need --llm offline, local or --llm-url with it",
     )
     p.add_argument(
         "--per-k",
@@ -225,6 +234,7 @@ def command(args: argparse.Namespace) -> int:
             identifiers=args.identifiers,
             families=args.families,
             keys=args.keys,
+            knowledge=args.knowledge,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             first=args.first,
@@ -266,9 +276,29 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         kept = bench.questions[: o.first]
         source = f"{bench.source}; first {len(kept)} questions"
         bench = replace(bench, questions=kept, source=source)
+    if o.knowledge:
+        bench = _with_knowledge(bench, o)
     if o.level == "column" and not bench.column_questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns (use --level table)")
     return bench
+
+
+def _with_knowledge(bench: Benchmark, o: EvalOptions) -> Benchmark:
+    """--knowledge: the questions with their knowledge appended; refused where recorded LLM
+    answers (keyed by the plain question) would be looked up."""
+    from tabret.benchmarks import with_knowledge
+
+    if o.llm.source == "recorded":
+        stages = [METHODS[m] for m in o.methods]
+        stages += [m for spec in o.pipelines for m in pipeline_stages(spec)]
+        recorded = sorted({m.name for m in stages if {"llm", "decomposition"} & (m.needs | m.uses)})
+        if recorded:
+            raise ValueError(
+                f"--knowledge changes the question text, and the recorded LLM answers of "
+                f"{', '.join(recorded)} are keyed by the plain question: add --llm offline, "
+                "--llm local or --llm-url"
+            )
+    return with_knowledge(bench)
 
 
 def _embedder(o: EvalOptions) -> object:
