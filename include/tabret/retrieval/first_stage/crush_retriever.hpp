@@ -203,7 +203,8 @@ class crush_retriever {
             table[a] = cat.column(cand[a]).table;
         }
         for (std::size_t a = 0; a < n; ++a) {
-            for (std::size_t b = 0; b < n; ++b) out(a, b) = table[a] == table[b];
+            auto* row = &out(a, 0);
+            for (std::size_t b = 0; b < n; ++b) row[b] = table[a] == table[b];
             for (const auto partner : fk_partners_[cand[a]])
                 if (const auto it = pos.find(partner); it != pos.end()) out(a, it->second) = 1;
         }

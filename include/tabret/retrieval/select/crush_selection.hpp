@@ -71,7 +71,7 @@ std::size_t picking_probe(const S& s, const std::vector<double>& cover, std::siz
 
 /**
  * @brief Greedy maximisation of the paper objective (file comment) under budget @p budget.
- * @param s probes × candidates scores (any 2-D xtensor expression or view).
+ * @param s probes × candidates scores (any 2-D xtensor expression or view), |s| < 150.
  * @param linked candidates × candidates, non-zero where two candidates are linked; read only
  * when params.lambda != 0.
  * @return min(budget, candidates) picks in selection order.
@@ -97,6 +97,10 @@ template <class S, class L>
     for (std::size_t k = 0; k < probes; ++k)
         for (std::size_t c = 0; c < n; ++c) exp_s[k * n + c] = std::exp(double{s(k, c)});
     std::vector<double> log_plain, log_linked;
+    // The coverage term Σ_k log(cover_k + e^s) as the log of products of log_group factors: a
+    // quarter of the logarithms. A factor is e^s or more, and at most (budget + 1) · e^max s, so
+    // four of them neither overflow nor underflow a double for |s| < 150 and budgets below 10^6.
+    constexpr std::size_t log_group = 4;
     while (picks.size() < std::min(budget, n)) {
         if (edges) {
             log_plain.clear();
@@ -111,7 +115,12 @@ template <class S, class L>
         for (std::size_t c = 0; c < n; ++c) {
             if (chosen[c]) continue;
             double value = 0.0;
-            for (std::size_t k = 0; k < probes; ++k) value += std::log(cover[k] + exp_s[k * n + c]);
+            for (std::size_t k0 = 0; k0 < probes; k0 += log_group) {
+                double product = 1.0;
+                for (std::size_t k = k0; k < std::min(probes, k0 + log_group); ++k)
+                    product *= cover[k] + exp_s[k * n + c];
+                value += std::log(product);
+            }
             if (edges) {
                 double e = std::log(conn[c] + link(c, c));
                 for (std::size_t i = 0; i < picks.size(); ++i)
