@@ -5,8 +5,10 @@
 #include <tabret/index/table_index.hpp>
 #include <tabret/index/top_k.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -88,6 +90,28 @@ TEST_CASE("streaming top-k equals sorting every hit, ties by id", "[index][scan]
             for (std::size_t j = 0; j < n; ++j)
                 by_position.push_back({static_cast<item_id>(100 + j), scores[j]});
             CHECK(detail::top_k_of_row(scores, {}, 100, k) == detail::select_top_k(by_position, k));
+        }
+    }
+}
+
+TEST_CASE("sorting hits by packed keys is better_hit's order", "[index][scan]") {
+    std::mt19937 gen(5);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> special = {0.0f, -0.0f, inf, -inf, 1e-40f, -1e-40f, 0.25f, -0.25f};
+    for (const std::size_t n : {0u, 1u, 2u, 63u, 64u, 900u}) {
+        hits h;
+        for (std::size_t i = 0; i < n; ++i) {
+            const float s = i % 3 == 0 ? special[i % special.size()] : u(gen);
+            h.push_back({static_cast<item_id>(gen() % 5000), s});  // repeated ids too
+        }
+        hits want = h;
+        std::sort(want.begin(), want.end(), detail::better_hit);
+        detail::sort_hits(h);
+        REQUIRE(h.size() == want.size());
+        for (std::size_t i = 0; i < h.size(); ++i) {
+            CHECK(h[i].id == want[i].id);
+            CHECK(h[i].score == want[i].score);  // -0 comes back as +0, which == counts equal
         }
     }
 }
