@@ -12,7 +12,11 @@ build=build/sanitize-${san//,/-}
 launcher=()
 command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
+# -g1: line tables for the sanitizers' stack traces without full debug info, which costs a tenth
+# of this build (test_murre.cpp: 2 m 42 s at -O2 -g, 2 m 25 s at -O2 -g1); -g never changes the
+# code or the warnings.
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTABRET_WERROR=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DTABRET_SANITIZE="$san" -DTABRET_BUILD_PYTHON=ON -DTABRET_BUILD_EXAMPLES=OFF \
   -DTABRET_BUILD_TOOLS=OFF -DTABRET_INSTALL=OFF -Dpybind11_DIR="$($py -m pybind11 --cmakedir)" \
   "${launcher[@]}"
