@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from tabret import _core
+from tabret import _core, _json
 from tabret.catalog import Catalog
 from tabret.datasets import data_dir, demo_catalog, demo_questions
 
@@ -90,14 +90,7 @@ def _read_questions(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]
 
     Raises :class:`tabret.FileError` for a missing file, :class:`tabret.ParseError` with the
     line for invalid JSON and :class:`tabret.SchemaError` naming the entry and the field."""
-    if not path.is_file():
-        raise _core.FileError(f"{path}: no such file")
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        exc = _core.ParseError(f"{path}:{err.lineno}: invalid JSON: {err.msg}")
-        exc.source, exc.line = str(path), err.lineno
-        raise exc from None
+    raw = _json.read_file(path)
     if not isinstance(raw, list):
         raise _core.SchemaError(f"{path}: expected a JSON list of questions")
     for i, q in enumerate(raw):
@@ -241,7 +234,7 @@ def _spider_column_ids(
     The catalog adds each database's columns in ``column_names`` order without ``*``, so index
     i >= 1 is the database's first column id + i - 1; checked here against the names."""
     out: dict[str, list[int]] = {}
-    for db in json.loads(tables_path.read_text(encoding="utf-8")):
+    for db in _json.read_file(tables_path):
         db_id = cat.find_database(db["db_id"])
         if db_id is None and only_present:
             continue
@@ -262,13 +255,10 @@ def _spider_column_ids(
 def _spider_gold_columns(bench: Benchmark, root: Path) -> Benchmark:
     """Adds the gold columns of the parsed SQL in ``spider/dev.json`` to SpiderUnion."""
     col_ids = _spider_column_ids(bench.catalog, root / "spider/tables.json")
-    dev = json.loads((root / "spider/dev.json").read_text(encoding="utf-8"))
+    dev = _json.read_file(root / "spider/dev.json")
     by_question = {(e["db_id"], e["question"]): e for e in dev}
     by_query = {(e["db_id"], " ".join(e["query"].split())): e for e in dev}
-    murre = {
-        str(q["id"]): q
-        for q in json.loads((root / "murre/dataset/spider/dev.json").read_text(encoding="utf-8"))
-    }
+    murre = {str(q["id"]): q for q in _json.read_file(root / "murre/dataset/spider/dev.json")}
     questions = []
     for q in bench.questions:
         entry = by_question.get((q.db, q.question)) or by_query.get(
@@ -295,7 +285,7 @@ def _crush_gold_columns(bench: Benchmark, root: Path) -> tuple[Benchmark, int, i
     path = root / "crush4sql/data/bird_dev.json"
     cat = bench.catalog
     candidates: dict[tuple[str, str], list[tuple[int, ...] | None]] = {}
-    for e in json.loads(path.read_text(encoding="utf-8")):
+    for e in _json.read_file(path):
         cols: list[int] = []
         resolved = True
         for element in e["schema_elements"]:
@@ -361,7 +351,7 @@ def _sql_text_tables(cat: Catalog, db: str, sql: str) -> tuple[int, ...]:
 
 def _sub_catalog(tables_path: Path, dbs: set[str]) -> Catalog:
     """The databases ``dbs`` of a Spider-format ``tables.json``, in file order."""
-    entries = [e for e in json.loads(tables_path.read_text(encoding="utf-8")) if e["db_id"] in dbs]
+    entries = [e for e in _json.read_file(tables_path) if e["db_id"] in dbs]
     cat = Catalog()
     _core.add_spider_json_text(cat, json.dumps(entries), str(tables_path))
     return cat
@@ -525,13 +515,13 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
     raw = spider2.read_schema(root)
     cat, ids = spider2.build_catalog(raw)
     path = root / spider2.QUESTIONS
-    gold_sql = json.loads((root / spider2.GOLD_SQL).read_text(encoding="utf-8"))
+    gold_sql = _json.read_file(root / spider2.GOLD_SQL)
     documents = spider2.knowledge_documents(root)
     questions: list[BenchmarkQuestion] = []
     left_out: dict[str, list[str]] = {}
     lines = path.read_text(encoding="utf-8").splitlines()
-    for line in lines:
-        q = json.loads(line)
+    for line_no, line in enumerate(lines, start=1):
+        q = _json.parse(line, path, line_no)
         key = spider2.database_key(raw, q["db"])
         if key is None:
             raise _core.SchemaError(f"{path}: {q['instance_id']}: unknown database '{q['db']}'")
@@ -632,12 +622,7 @@ def database_benchmarks(bench: Benchmark) -> list[Benchmark]:
 
 def _questions_line(path: Path, line_no: int, line: str) -> dict[str, Any]:
     """One line of a --questions file: a JSON object with a question and its gold tables."""
-    try:
-        q = json.loads(line)
-    except json.JSONDecodeError as err:
-        exc = _core.ParseError(f"{path}:{line_no}: invalid JSON: {err.msg}")
-        exc.source, exc.line = str(path), line_no
-        raise exc from None
+    q = _json.parse(line, path, line_no)
     if not isinstance(q, dict):
         raise _core.SchemaError(f"{path}:{line_no}: expected a JSON object")
     if not isinstance(q.get("question"), str):

@@ -22,14 +22,12 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import gzip
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tabret import _core
+from tabret import _core, _json
 from tabret.catalog import Catalog
 from tabret.datasets import data_dir
 
@@ -57,8 +55,7 @@ Schema = dict[str, list[dict[str, Any]]]
 
 def read_schema(root: Path | None = None) -> Schema:
     """The schema file: database -> its tables (dicts of the upstream per-table JSON)."""
-    with gzip.open((root or data_dir()) / SCHEMA, "rt", encoding="utf-8") as f:
-        raw: Schema = json.load(f)
+    raw: Schema = _json.read_file((root or data_dir()) / SCHEMA)
     return raw
 
 
@@ -68,9 +65,7 @@ def knowledge_documents(root: Path | None = None) -> dict[str, str]:
     Raises :class:`tabret.FileError` if the file is missing and :class:`tabret.SchemaError`
     (naming it) unless it maps names to strings."""
     path = (root or data_dir()) / DOCUMENTS
-    if not path.is_file():
-        raise _core.FileError(f"{path}: no such file")
-    raw = json.loads(path.read_text(encoding="utf-8"))
+    raw = _json.read_file(path)
     if not isinstance(raw, dict) or not all(isinstance(v, str) for v in raw.values()):
         raise _core.SchemaError(f"{path}: expected an object of document name -> text")
     return raw

@@ -3,13 +3,14 @@ per-database setting, and `tabret eval --questions FILE --catalog FILE`."""
 
 from __future__ import annotations
 
+import gzip
 import json
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tabret import Catalog, HashingEmbedder, ParseError, SchemaError
+from tabret import Catalog, FileError, HashingEmbedder, ParseError, SchemaError
 from tabret.benchmarks import (
     Benchmark,
     BenchmarkQuestion,
@@ -24,7 +25,7 @@ from tabret.datasets import demo_catalog
 from tabret.eval import evaluate, merge_results
 from tabret.index import DenseRetriever, TableIndex
 from tabret.results import Retrieval, ScoredTable
-from tabret.spider2 import gold_tables, question_knowledge, sql_table_names
+from tabret.spider2 import gold_tables, knowledge_documents, question_knowledge, sql_table_names
 
 # Real gold SQL of Spider 2.0-lite (xlang-ai/Spider2, MIT), verbatim.
 SF_BQ377 = """WITH json_files AS (
@@ -258,6 +259,41 @@ def test_an_unknown_knowledge_document_is_named() -> None:
     assert (
         question_knowledge({"instance_id": "x2", "external_knowledge": None}, {}, Path("q")) == ""
     )
+
+
+@pytest.mark.parametrize(
+    ("content", "error", "message"),
+    [
+        (b'{"a.md": "text",\n  oops}', ParseError, r"external_knowledge_documents.json:2: invalid"),
+        (b'{"a.md":\n "\xff"}', ParseError, r"external_knowledge_documents.json:2: not UTF-8"),
+        (b'{"a.md": 3}', SchemaError, r"external_knowledge_documents.json: expected an object"),
+        (None, FileError, r"external_knowledge_documents.json: no such file"),
+    ],
+)
+def test_a_bad_knowledge_document_file_is_named(
+    tmp_path: Path, content: bytes | None, error: type[Exception], message: str
+) -> None:
+    path = tmp_path / "spider2-lite/external_knowledge_documents.json"
+    path.parent.mkdir()
+    if content is not None:
+        path.write_bytes(content)
+    with pytest.raises(error, match=message) as info:
+        knowledge_documents(tmp_path)
+    if isinstance(info.value, ParseError):
+        assert (info.value.source, info.value.line) == (str(path), 2)
+
+
+def test_a_truncated_gzip_schema_is_a_file_error(tmp_path: Path) -> None:
+    from tabret.spider2 import read_schema
+
+    path = tmp_path / "spider2-lite/spider2_lite_schema.json.gz"
+    path.parent.mkdir()
+    path.write_bytes(gzip.compress(b'{"db": []}')[:-6])
+    with pytest.raises(FileError, match=r"spider2_lite_schema.json.gz: cannot read"):
+        read_schema(tmp_path)
+    path.write_bytes(gzip.compress(b'{"db": [}'))
+    with pytest.raises(ParseError, match=r"spider2_lite_schema.json.gz:1: invalid JSON"):
+        read_schema(tmp_path)
 
 
 def test_column_descriptions_align_or_are_left_out() -> None:
