@@ -104,7 +104,12 @@ format:
 	clang-format -i $(CXX_SOURCES)
 
 # docs/benchmarks.md: speed against Python reference shapes, scale (SocialDB, Spider 2.0-lite),
-# callback economy, C++ micro-benchmarks (needs libbenchmark-dev), a perf profile. JSON in
-# build/bench/. About an hour on 2 cores; `$(PYTHON) bench/run.py --quick` is shorter.
+# callback economy, C++ micro-benchmarks, a perf profile. JSON in build/bench/. First installs
+# the Debian packages the parts need and tabret itself (Release, symbols kept for the profile)
+# with the `bench` extra: the benchmarks measure the installed package. About an hour on 2
+# cores; BENCH_ARGS passes options to bench/run.py (--quick: shorter; --allow-below-target).
 bench:
-	$(PYTHON) bench/run.py
+	scripts/install-deps.sh --bench
+	$(PIP) $(TORCH)
+	$(PIP) --config-settings=install.strip=false ".[bench]"
+	$(PYTHON) bench/run.py $(BENCH_ARGS)

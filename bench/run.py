@@ -21,6 +21,7 @@ Parts (each writes JSON to build/bench/):
               with an error when an approximate index reaches its recall target (95% of the
               exact top 10) at no swept ef, unless --allow-below-target (rows then marked)
 
+The benchmarks import the installed tabret (``make bench`` installs this tree first).
 Everything runs under ``nice -n 5`` with one BLAS thread (both sides single-threaded, so the
 ratio compares implementations, not thread counts). The full run takes about an hour on 2
 shared cores, most of it the HNSW build over Spider 2.0-lite's 532,388 columns.
@@ -41,7 +42,7 @@ PARTS = ("algorithms", "callbacks", "e2e", "micro", "pgvector", "profile", "scal
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(REPO / "python"), str(REPO)])
+    env["PYTHONPATH"] = str(REPO)  # the bench package; tabret is the installed build
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = "1"
     return env
@@ -129,5 +130,5 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if __package__ in (None, ""):
-        sys.path[:0] = [str(REPO / "python"), str(REPO)]
+        sys.path[:0] = [str(REPO)]
     raise SystemExit(main())

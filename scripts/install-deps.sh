@@ -4,7 +4,8 @@
 # --test adds what the tests need beyond the build: a PostgreSQL server and a MariaDB server
 # (started by the tests; pg_dump and mysqldump make real dumps for the DDL loader tests), the
 # sqlite3 shell (`.schema` dumps) and clang with its runtime libraries (libFuzzer, for
-# make fuzz-smoke).
+# make fuzz-smoke). --bench adds what make bench needs: Google Benchmark (the C++
+# micro-benchmarks) and perf (the profile).
 set -euo pipefail
 
 packages=(g++ make libeigen3-dev xtensor-dev libfmt-dev libhnswlib-dev nlohmann-json3-dev
@@ -12,6 +13,7 @@ packages=(g++ make libeigen3-dev xtensor-dev libfmt-dev libhnswlib-dev nlohmann-
 command -v cmake >/dev/null 2>&1 || packages+=(cmake)
 [ "${1:-}" = "--test" ] && packages+=(postgresql mariadb-server mariadb-client sqlite3 clang
                                             libclang-rt-14-dev)
+[ "${1:-}" = "--bench" ] && packages+=(libbenchmark-dev linux-perf)
 
 missing=()
 for p in "${packages[@]}"; do
