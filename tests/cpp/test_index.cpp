@@ -232,6 +232,42 @@ TEST_CASE("hnsw index saves and loads with identical results", "[index][hnsw]") 
     CHECK_THROWS_AS(index.save(dir.path() / "missing" / "graph.hnsw"), io_error);
 }
 
+TEST_CASE("hnsw index shares its vectors and checks them on load", "[index][hnsw]") {
+    test::temp_dir dir;
+    const exact_index exact(random_unit(300, 16, 9));
+    const auto shared = exact.shared_vectors();
+    const hnsw_index index(shared, {.threads = 1});
+    // One copy: the graph's vectors are the exact index's rows, not a copy of them.
+    CHECK(index.vector(7).data() == exact.vectors().row(7).data());
+    CHECK(shared.use_count() == 3);  // exact, the local and the graph
+    const auto queries = random_unit(5, 16, 10);
+    const auto found = index.search(queries, 10);
+    CHECK(recall_at(found, exact.search(queries, 10)) >= 0.99);
+
+    // The file is hnswlib's format, rows inline: loading it alone gives the same graph.
+    const auto bytes = index.to_bytes();
+    const auto alone = hnsw_index::from_bytes(bytes, 16, "alone.hnsw");
+    CHECK(alone.search(queries, 10) == found);
+    CHECK(alone.vector(7).data() != exact.vectors().row(7).data());
+    CHECK(
+        std::equal(alone.vector(7).begin(), alone.vector(7).end(), exact.vectors().row(7).data()));
+    // Loading over the vectors saved beside it shares them; other vectors are refused.
+    const auto beside = hnsw_index::from_bytes(bytes, shared, "beside.hnsw");
+    CHECK(beside.search(queries, 10) == found);
+    CHECK(beside.vector(299).data() == exact.vectors().row(299).data());
+    auto changed = std::make_shared<matrix>(*shared);
+    (*changed)(123, 4) = std::nextafter((*changed)(123, 4), 2.0f);
+    CHECK_THROWS_WITH(hnsw_index::from_bytes(bytes, changed, "beside.hnsw"),
+                      Catch::Contains("beside.hnsw") && Catch::Contains("item 123") &&
+                          Catch::Contains("differs"));
+    const auto fewer = std::make_shared<const matrix>(shared->topRows(299));
+    CHECK_THROWS_WITH(hnsw_index::from_bytes(bytes, fewer, "beside.hnsw"),
+                      Catch::Contains("holds 300 items"));
+    CHECK_THROWS_AS(hnsw_index::from_bytes(bytes, std::shared_ptr<const matrix>{}, "x"),
+                    tabret::error);
+    CHECK_THROWS_AS(hnsw_index(std::shared_ptr<const matrix>{}), tabret::error);
+}
+
 TEST_CASE("hnsw load rejects truncated, garbage and mismatched files", "[index][hnsw]") {
     test::temp_dir dir;
     const auto good = dir.path() / "good.hnsw";

@@ -8,6 +8,8 @@
 #include <tabret/retrieval/select/jar_exact.hpp>
 #include <tabret/rewriting/rewriter.hpp>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <random>
 
@@ -30,7 +32,7 @@ join_problem random_problem(std::mt19937& rng, std::size_t n, std::size_t m, dou
         p.tables.push_back(static_cast<table_id>(i));
         p.coarse.push_back(coarse(rng));
     }
-    for (std::size_t j = 0; j < m; ++j) p.subqueries.push_back("q" + std::to_string(j));
+    for (std::size_t j = 0; j < m; ++j) p.subqueries.push_back(fmt::format("q{}", j));
     for (std::size_t i = 0; i < n * m; ++i) p.fine.push_back(fine(rng));
     p.join.assign(n * n, 0.0f);
     for (std::size_t a = 0; a < n; ++a)
@@ -139,7 +141,7 @@ TEST_CASE("the join graph survives save and load; corruption is a typed error", 
         CHECK_THROWS_AS(join_graph::load(path, cat), io_error);
     }
     SECTION("a garbled header") {
-        write_file_atomic(path, "{oops\n" + text);
+        write_file_atomic(path, fmt::format("{{oops\n{}", text));
         CHECK_THROWS_AS(join_graph::load(path, cat), io_error);
     }
     SECTION("another catalog") {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <span>
 #include <utility>
@@ -44,6 +45,20 @@ class exact_index {
 
     /** @brief An empty index of dimension 0. Thread-safe (const methods). */
     exact_index() = default;
+    exact_index(const exact_index&) = default;
+    exact_index& operator=(const exact_index&) = default;
+    /// A moved-from index is empty (dimension 0), as a moved-from matrix is.
+    exact_index(exact_index&& other) noexcept
+        : vectors_(std::exchange(other.vectors_, no_vectors())),
+          block_bytes_(other.block_bytes_),
+          codes_(std::exchange(other.codes_, std::nullopt)) {}
+    exact_index& operator=(exact_index&& other) noexcept {
+        vectors_ = std::exchange(other.vectors_, no_vectors());
+        block_bytes_ = other.block_bytes_;
+        codes_ = std::exchange(other.codes_, std::nullopt);
+        return *this;
+    }
+    ~exact_index() = default;
 
     /**
      * @brief Indexes the rows of @p vectors (row i gets item id i).
@@ -53,37 +68,42 @@ class exact_index {
      * Not thread-safe with respect to @p vectors being modified concurrently.
      */
     explicit exact_index(matrix vectors, std::size_t block_bytes = default_block_bytes)
-        : vectors_(std::move(vectors)), block_bytes_(block_bytes) {
+        : vectors_(std::make_shared<const matrix>(std::move(vectors))), block_bytes_(block_bytes) {
         detail::check_item_count(size(), "exact_index");
-        check_embeddings(vectors_, size(), 0, "exact_index");
-        detail::back_with_huge_pages(vectors_.data(), bytes());
+        check_embeddings(*vectors_, size(), 0, "exact_index");
+        detail::back_with_huge_pages(vectors_->data(), bytes());
     }
 
     /** @brief Number of indexed vectors. Thread-safe. */
     [[nodiscard]] std::size_t size() const noexcept {
-        return static_cast<std::size_t>(vectors_.rows());
+        return static_cast<std::size_t>(vectors_->rows());
     }
 
     /** @brief Dimension of the indexed vectors. Thread-safe. */
     [[nodiscard]] std::size_t dim() const noexcept {
-        return static_cast<std::size_t>(vectors_.cols());
+        return static_cast<std::size_t>(vectors_->cols());
     }
 
     /**
      * @brief Adds int8 codes of the rows, used by search() from then on (quantised exact
      * search). Not thread-safe: call it before sharing the index.
      */
-    void quantize() { codes_.emplace(vectors_); }
+    void quantize() { codes_.emplace(*vectors_); }
     /** @brief Whether search() scans int8 codes first (quantize()). Thread-safe. */
     [[nodiscard]] bool quantized() const noexcept { return codes_.has_value(); }
     /** @brief Bytes held: the vectors, and the codes when quantised. Thread-safe. */
     [[nodiscard]] std::size_t bytes() const noexcept {
-        return static_cast<std::size_t>(vectors_.size()) * sizeof(float) +
+        return static_cast<std::size_t>(vectors_->size()) * sizeof(float) +
                (codes_ ? codes_->bytes() : 0);
     }
 
     /** @brief The indexed vectors, one per row. Thread-safe. */
-    [[nodiscard]] const matrix& vectors() const noexcept { return vectors_; }
+    [[nodiscard]] const matrix& vectors() const noexcept { return *vectors_; }
+    /**
+     * @brief The indexed vectors, shared: what an HNSW graph over them keeps instead of a copy
+     * (hnsw_index). They never change. Thread-safe.
+     */
+    [[nodiscard]] std::shared_ptr<const matrix> shared_vectors() const noexcept { return vectors_; }
 
     /**
      * @brief For each query row, the min(k, size()) items with the largest inner product, best
@@ -121,6 +141,12 @@ class exact_index {
     }
 
   private:
+    /// The 0 × 0 matrix shared by every empty index (copying it cannot throw).
+    static const std::shared_ptr<const matrix>& no_vectors() noexcept {
+        static const auto empty = std::make_shared<const matrix>();
+        return empty;
+    }
+
     /// Rows of indexed data per block, so that queries × rows floats fit in block_bytes_.
     std::size_t block_rows(std::size_t queries) const {
         const std::size_t floats = block_bytes_ / sizeof(float);
@@ -129,9 +155,9 @@ class exact_index {
 
     /// Block [begin, end) of the rows searched: the rows of @p ids, or of the index if empty.
     matrix gather(std::span<const item_id> ids, std::size_t begin, std::size_t end) const {
-        matrix block(static_cast<Eigen::Index>(end - begin), vectors_.cols());
+        matrix block(static_cast<Eigen::Index>(end - begin), vectors_->cols());
         for (std::size_t j = begin; j < end; ++j)
-            block.row(static_cast<Eigen::Index>(j - begin)) = vectors_.row(ids[j]);
+            block.row(static_cast<Eigen::Index>(j - begin)) = vectors_->row(ids[j]);
         return block;
     }
 
@@ -147,7 +173,7 @@ class exact_index {
             const std::size_t len = end - begin;
             scores.resize(nq * len);
             const matrix gathered = ids.empty() ? matrix() : gather(ids, begin, end);
-            const float* rows = ids.empty() ? vectors_.row(static_cast<Eigen::Index>(begin)).data()
+            const float* rows = ids.empty() ? vectors_->row(static_cast<Eigen::Index>(begin)).data()
                                             : gathered.data();
             detail::inner_products(rows, len, queries.data(), nq, dim(), scores.data());
             check_interrupt();
@@ -163,7 +189,7 @@ class exact_index {
         return result;
     }
 
-    matrix vectors_;
+    std::shared_ptr<const matrix> vectors_ = no_vectors();  // never null
     std::size_t block_bytes_ = default_block_bytes;
     std::optional<detail::int8_codes> codes_;
 };

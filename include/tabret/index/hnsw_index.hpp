@@ -35,8 +35,13 @@ struct hnsw_graph;  // hnswlib's graph (index/hnsw_index.cpp)
  * @brief Approximate top-k inner-product search over n vectors of dimension d (hnswlib HNSW).
  *
  * Rows are expected to be L2-normalised (then scores are cosines). hnswlib ranks by the
- * distance 1 − inner product; returned scores are inner products recomputed from the stored
- * vectors, so they are exact for the items found and equal to search_within()'s.
+ * distance 1 − inner product; returned scores are inner products recomputed from the vectors,
+ * so they are exact for the items found and equal to search_within()'s.
+ *
+ * One copy of the vectors: the graph stores, for each item, a pointer to its row of a matrix
+ * the index shares (with an exact_index over the same vectors, say), not the row itself, so
+ * the index holds the vectors once plus the links (~150 bytes per item at M 16). Files keep
+ * hnswlib 0.6.2's format, vectors inline.
  *
  * Search width: hnswlib 0.6.2 searches with ef = max(ef_, k) inside searchKnn. ef_ is set to
  * `ef_search` once, when the index is built or loaded, and never changed afterwards, so a k
@@ -64,6 +69,14 @@ class hnsw_index {
     explicit hnsw_index(const matrix& vectors, hnsw_params params = {},
                         const build_progress_fn& progress = {});
 
+    /**
+     * @brief As above over vectors the index shares instead of copying (exact_index's
+     * shared_vectors()); they must not change while the index lives.
+     * @throws tabret::error if @p vectors is null; otherwise as above.
+     */
+    explicit hnsw_index(std::shared_ptr<const matrix> vectors, hnsw_params params = {},
+                        const build_progress_fn& progress = {});
+
     hnsw_index(hnsw_index&&) noexcept;
     hnsw_index& operator=(hnsw_index&&) noexcept;
     hnsw_index(const hnsw_index&) = delete;
@@ -71,7 +84,9 @@ class hnsw_index {
     ~hnsw_index();
 
     /** @brief Number of indexed vectors. Thread-safe. */
-    [[nodiscard]] std::size_t size() const noexcept { return internal_.size(); }
+    [[nodiscard]] std::size_t size() const noexcept {
+        return vectors_ ? static_cast<std::size_t>(vectors_->rows()) : 0;
+    }
 
     /** @brief Dimension of the indexed vectors. Thread-safe. */
     [[nodiscard]] std::size_t dim() const noexcept;
@@ -100,7 +115,7 @@ class hnsw_index {
                                                   std::span<const item_id> candidates,
                                                   std::size_t k) const;
 
-    /** @brief The stored vector of item @p id (dim() floats). Thread-safe. */
+    /** @brief The vector of item @p id (dim() floats). Thread-safe. */
     [[nodiscard]] std::span<const float> vector(item_id id) const;
 
     /**
@@ -131,6 +146,16 @@ class hnsw_index {
                                  const std::filesystem::path& source, hnsw_params params = {});
 
     /**
+     * @brief As above, sharing @p vectors (the rows saved beside the graph, e.g. an
+     * exact_index's) instead of keeping the file's copy: the file must hold exactly these
+     * vectors, bit for bit, as many items as rows.
+     * @throws io_error naming @p source if it is corrupt or holds other vectors or another
+     * number of them; tabret::error if @p vectors is null or @p params is invalid.
+     */
+    static hnsw_index from_bytes(std::string_view bytes, std::shared_ptr<const matrix> vectors,
+                                 const std::filesystem::path& source, hnsw_params params = {});
+
+    /**
      * @brief Loads a graph file written by save(): reads it once (read_text_file), then
      * from_bytes. @throws io_error naming the path.
      */
@@ -141,19 +166,20 @@ class hnsw_index {
     /// What hnswlib threw while building (out of memory, a bad parameter), as a tabret::error.
     [[noreturn]] static void build_failed(const std::exception& e);
 
-    hnsw_index(std::unique_ptr<detail::hnsw_space> space, std::unique_ptr<detail::hnsw_graph> graph,
-               hnsw_params params);
+    hnsw_index(std::shared_ptr<const matrix> vectors, std::unique_ptr<detail::hnsw_space> space,
+               std::unique_ptr<detail::hnsw_graph> graph, hnsw_params params);
 
-    /// Sets the search width once and maps row ids to hnswlib's internal ids.
-    void finish();
+    /// The graph of a checked file (rows inline) over @p vectors, its rows. @throws io_error.
+    static hnsw_index load_checked(std::string_view bytes, std::shared_ptr<const matrix> vectors,
+                                   const std::filesystem::path& source, hnsw_params params);
 
     void check_usable() const;
 
     const float* vector_of(item_id id) const;
 
-    std::unique_ptr<detail::hnsw_space> space_;  // first: the graph points into it
+    std::shared_ptr<const matrix> vectors_;      // first: the graph points into its rows
+    std::unique_ptr<detail::hnsw_space> space_;  // before the graph, which points into it
     std::unique_ptr<detail::hnsw_graph> index_;
-    std::vector<std::uint32_t> internal_;  // row id -> hnswlib internal id (tableint)
     hnsw_params params_;
 };
 

@@ -66,19 +66,29 @@ struct hnsw_graph : hnswlib::HierarchicalNSW<float> {
 };
 static_assert(std::is_same_v<hnswlib::tableint, std::uint32_t>);
 
-/// hnswlib space with distance 1 − inner product (as hnswlib's InnerProductSpace).
+/**
+ * @brief hnswlib space with distance 1 − inner product (as hnswlib's InnerProductSpace) whose
+ * stored data is a pointer to the vector, not the vector: hnswlib copies get_data_size() bytes
+ * of what addPoint is given into the graph, so addPoint and searchKnn get the address of a
+ * `const float*` and the graph keeps the pointer (one copy of the vectors, in the matrix).
+ */
 class hnsw_space final : public hnswlib::SpaceInterface<float> {
   public:
     explicit hnsw_space(std::size_t dim) : dim_(dim) {}
-    std::size_t get_data_size() override { return dim_ * sizeof(float); }
+    std::size_t get_data_size() override { return sizeof(const float*); }
     hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
     void* get_dist_func_param() override { return &dim_; }
     [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
 
   private:
+    /// The pointer stored at @p data (at any alignment: hnswlib packs it after the links).
+    static const float* row(const void* data) {
+        const float* out = nullptr;
+        std::memcpy(static_cast<void*>(&out), data, sizeof out);
+        return out;
+    }
     static float distance(const void* a, const void* b, const void* dim) {
-        return 1.0f - dot(static_cast<const float*>(a), static_cast<const float*>(b),
-                          *static_cast<const std::size_t*>(dim));
+        return 1.0f - dot(row(a), row(b), *static_cast<const std::size_t*>(dim));
     }
     std::size_t dim_;
 };
@@ -122,6 +132,93 @@ void parallel_for(std::size_t begin, std::size_t end, std::size_t threads, const
 
 /// Bytes of the header of an hnswlib 0.6.2 index file (13 fields).
 constexpr std::size_t hnsw_header_bytes = 96;
+
+template <class T>
+T read_pod(std::string_view bytes, std::size_t offset) {
+    T value;
+    std::memcpy(&value, bytes.data() + offset, sizeof(T));
+    return value;
+}
+
+template <class T>
+void append_pod(std::string& out, const T& value) {
+    out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+/**
+ * @brief Where an hnswlib 0.6.2 file keeps each element (header fields 2 to 5): element i at
+ * header + i × size_per_element, its links first, its data at offset_data, its label at
+ * label_offset; the upper levels' link lists after the last element.
+ */
+struct hnsw_layout {
+    std::size_t count, size_per_element, label_offset, offset_data;
+
+    static hnsw_layout of(std::string_view bytes) {
+        return {read_pod<std::size_t>(bytes, 16), read_pod<std::size_t>(bytes, 24),
+                read_pod<std::size_t>(bytes, 32), read_pod<std::size_t>(bytes, 40)};
+    }
+    [[nodiscard]] std::size_t element(std::size_t i) const {
+        return hnsw_header_bytes + i * size_per_element;
+    }
+    [[nodiscard]] hnswlib::labeltype label(std::string_view bytes, std::size_t i) const {
+        return read_pod<hnswlib::labeltype>(bytes, element(i) + label_offset);
+    }
+
+    /**
+     * @brief The file with each element's data replaced by data(label, old data) of @p size
+     * bytes (appended to the output), everything else as it was.
+     */
+    template <class F>
+    [[nodiscard]] std::string with_data(std::string_view bytes, std::size_t size,
+                                        const F& data) const {
+        const std::size_t per = offset_data + size + sizeof(hnswlib::labeltype);
+        std::string out;
+        out.reserve(hnsw_header_bytes + count * per + (bytes.size() - element(count)));
+        out.append(bytes.substr(0, 24));
+        append_pod(out, per);                 // size_data_per_element_
+        append_pod(out, offset_data + size);  // label_offset_
+        out.append(bytes.substr(40, hnsw_header_bytes - 40));
+        for (std::size_t i = 0; i < count; ++i) {
+            const auto label = this->label(bytes, i);
+            out.append(bytes.substr(element(i), offset_data));
+            data(out, label, bytes.substr(element(i) + offset_data, label_offset - offset_data));
+            append_pod(out, label);
+        }
+        out.append(bytes.substr(element(count)));
+        return out;
+    }
+};
+
+/// Bytes of one row of @p vectors.
+std::string_view row_bytes(const matrix& vectors, std::size_t row) {
+    return {reinterpret_cast<const char*>(vectors.row(static_cast<Eigen::Index>(row)).data()),
+            static_cast<std::size_t>(vectors.cols()) * sizeof(float)};
+}
+
+/// A file saved from the graph (row pointers) with the rows inline: hnswlib's own format.
+std::string with_rows_inline(std::string_view saved, const matrix& vectors) {
+    const auto size = static_cast<std::size_t>(vectors.cols()) * sizeof(float);
+    return hnsw_layout::of(saved).with_data(
+        saved, size, [&](std::string& out, std::size_t label, std::string_view) {
+            out.append(row_bytes(vectors, label));
+        });
+}
+
+/**
+ * @brief A checked file (rows inline) with each row replaced by a pointer to the same row of
+ * @p vectors, for the graph to load. @throws io_error naming @p source where a row differs.
+ */
+std::string with_row_pointers(std::string_view file, const matrix& vectors,
+                              const std::filesystem::path& source) {
+    return hnsw_layout::of(file).with_data(
+        file, sizeof(const float*), [&](std::string& out, std::size_t label, std::string_view row) {
+            if (row != row_bytes(vectors, label))
+                throw io_error(fmt::format(
+                    "{}: the vector of item {} in the graph differs from the index's vectors",
+                    source.string(), label));
+            append_pod(out, vectors.row(static_cast<Eigen::Index>(label)).data());
+        });
+}
 
 /// Size of the file hnswlib 0.6.2's saveIndex writes for @p g.
 std::size_t hnsw_file_size(const hnsw_graph& g) {
@@ -349,8 +446,14 @@ void hnsw_index::save(const std::filesystem::path& path) const {
 }
 
 hnsw_index::hnsw_index(const matrix& vectors, hnsw_params params, const build_progress_fn& progress)
-    : params_(params) {
+    : hnsw_index(std::make_shared<const matrix>(vectors), params, progress) {}
+
+hnsw_index::hnsw_index(std::shared_ptr<const matrix> shared, hnsw_params params,
+                       const build_progress_fn& progress)
+    : vectors_(std::move(shared)), params_(params) {
+    if (!vectors_) throw error("hnsw_index: no vectors (a null pointer)");
     detail::check_hnsw_params(params_);
+    const auto& vectors = *vectors_;
     const auto n = static_cast<std::size_t>(vectors.rows());
     detail::check_item_count(n, "hnsw_index");
     check_embeddings(vectors, n, 0, "hnsw_index");
@@ -361,7 +464,8 @@ hnsw_index::hnsw_index(const matrix& vectors, hnsw_params params, const build_pr
     std::size_t reported = 0;  // touched by the calling thread only
     const auto add = [&](std::size_t i) {
         try {
-            index_->addPoint(vectors.row(i).data(), i);
+            const float* row = vectors.row(static_cast<Eigen::Index>(i)).data();
+            index_->addPoint(&row, i);  // the graph keeps the pointer (detail::hnsw_space)
         } catch (const std::exception& e) {
             build_failed(e);
         }
@@ -379,7 +483,7 @@ hnsw_index::hnsw_index(const matrix& vectors, hnsw_params params, const build_pr
     if (n > 0) add(0);  // the first point alone: it becomes the entry point
     detail::parallel_for(1, n, params_.threads, add);
     if (progress) progress(n);
-    finish();
+    index_->setEf(params_.ef_search);
 }
 
 std::vector<hits> hnsw_index::search(const matrix& queries, std::size_t k) const {
@@ -391,7 +495,7 @@ std::vector<hits> hnsw_index::search(const matrix& queries, std::size_t k) const
     for (std::size_t q = 0; q < result.size(); ++q) {
         check_interrupt_every(q, 16);
         const float* query = queries.row(static_cast<Eigen::Index>(q)).data();
-        auto found = index_->searchKnn(query, std::min(k, size()));
+        auto found = index_->searchKnn(&query, std::min(k, size()));
         hits& row = result[q];
         row.reserve(found.size());
         for (; !found.empty(); found.pop()) {
@@ -438,11 +542,11 @@ std::string hnsw_index::to_bytes() const {
     } catch (const std::exception& e) {
         throw io_error(fmt::format("cannot write the HNSW index: {}", e.what()));
     }
-    auto bytes = file.read();
+    const auto bytes = file.read();
     if (const auto expected = detail::hnsw_file_size(*index_); bytes.size() != expected)
         throw io_error(
             fmt::format("cannot write the HNSW index ({} of {} bytes)", bytes.size(), expected));
-    return bytes;
+    return detail::with_rows_inline(bytes, *vectors_);
 }
 
 hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::size_t dim,
@@ -450,8 +554,34 @@ hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::size_t dim,
     detail::check_hnsw_params(params);
     if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
     const std::size_t n = detail::hnsw_file_check(bytes, dim, source).run();
+    const auto layout = detail::hnsw_layout::of(bytes);
+    auto vectors =
+        std::make_shared<matrix>(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(dim));
+    for (std::size_t i = 0; i < n; ++i)
+        std::memcpy(vectors->row(static_cast<Eigen::Index>(layout.label(bytes, i))).data(),
+                    bytes.data() + layout.element(i) + layout.offset_data, dim * sizeof(float));
+    return load_checked(bytes, std::move(vectors), source, params);
+}
+
+hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::shared_ptr<const matrix> vectors,
+                                  const std::filesystem::path& source, hnsw_params params) {
+    if (!vectors) throw error("hnsw_index: no vectors (a null pointer)");
+    detail::check_hnsw_params(params);
+    const auto dim = static_cast<std::size_t>(vectors->cols());
+    if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
+    if (const auto n = detail::hnsw_file_check(bytes, dim, source).run();
+        n != static_cast<std::size_t>(vectors->rows()))
+        throw io_error(fmt::format("{}: holds {} items, the vectors beside it {}", source.string(),
+                                   n, vectors->rows()));
+    return load_checked(bytes, std::move(vectors), source, params);
+}
+
+hnsw_index hnsw_index::load_checked(std::string_view bytes, std::shared_ptr<const matrix> vectors,
+                                    const std::filesystem::path& source, hnsw_params params) {
+    const auto n = static_cast<std::size_t>(vectors->rows());
+    const auto dim = static_cast<std::size_t>(vectors->cols());
     const detail::private_file file;
-    file.write(bytes);
+    file.write(detail::with_row_pointers(bytes, *vectors, source));
     auto space = std::make_unique<detail::hnsw_space>(dim);
     std::unique_ptr<detail::hnsw_graph> graph;
     try {
@@ -468,7 +598,7 @@ hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::size_t dim,
     graph->metric_hops = 0;
     params.m = graph->M_;
     params.ef_construction = graph->ef_construction_;
-    return hnsw_index(std::move(space), std::move(graph), params);
+    return hnsw_index(std::move(vectors), std::move(space), std::move(graph), params);
 }
 
 hnsw_index hnsw_index::load(const std::filesystem::path& path, std::size_t dim,
@@ -481,18 +611,14 @@ void hnsw_index::build_failed(const std::exception& e) {
     throw error(fmt::format("hnsw_index: building the graph failed: {}", e.what()));
 }
 
-hnsw_index::hnsw_index(std::unique_ptr<detail::hnsw_space> space,
+hnsw_index::hnsw_index(std::shared_ptr<const matrix> vectors,
+                       std::unique_ptr<detail::hnsw_space> space,
                        std::unique_ptr<detail::hnsw_graph> graph, hnsw_params params)
-    : space_(std::move(space)), index_(std::move(graph)), params_(params) {
-    finish();
-}
-
-void hnsw_index::finish() {
+    : vectors_(std::move(vectors)),
+      space_(std::move(space)),
+      index_(std::move(graph)),
+      params_(params) {
     index_->setEf(params_.ef_search);
-    internal_.resize(index_->cur_element_count);
-    for (std::size_t i = 0; i < internal_.size(); ++i)
-        internal_[index_->getExternalLabel(static_cast<hnswlib::tableint>(i))] =
-            static_cast<hnswlib::tableint>(i);
 }
 
 void hnsw_index::check_usable() const {
@@ -500,7 +626,7 @@ void hnsw_index::check_usable() const {
 }
 
 const float* hnsw_index::vector_of(item_id id) const {
-    return reinterpret_cast<const float*>(index_->getDataByInternalId(internal_[id]));
+    return vectors_->row(static_cast<Eigen::Index>(id)).data();
 }
 
 }  // namespace tabret

@@ -67,12 +67,12 @@ void check_items(std::string_view path, std::size_t got, std::size_t expected,
             fmt::format("{}: holds {} items, the catalog has {} {}", path, got, expected, what));
 }
 
-hnsw_index load_hnsw(const detail::artifact& saved, const std::string& name, std::size_t dim,
-                     const hnsw_params& params, std::size_t items, std::string_view what) {
-    auto graph =
-        hnsw_index::from_bytes(saved.file("index", name), dim, saved.path_of(name), params);
-    check_items(saved.path_of(name), graph.size(), items, what);
-    return graph;
+/// The graph saved as @p name over the vectors loaded beside it (which it shares, checking that
+/// the file holds the same ones).
+hnsw_index load_hnsw(const detail::artifact& saved, const std::string& name,
+                     const exact_index& vectors, const hnsw_params& params) {
+    return hnsw_index::from_bytes(saved.file("index", name), vectors.shared_vectors(),
+                                  saved.path_of(name), params);
 }
 
 }  // namespace
@@ -130,11 +130,14 @@ table_index table_index::load(const detail::artifact& saved) {
     check_items(saved.path_of("bm25.json"), index.bm25_.size(), index.catalog_.tables().size(),
                 "tables");
     if (part.files.contains("tables.hnsw"))
-        index.tables_hnsw_ = load_hnsw(saved, "tables.hnsw", index.dim_, index.options_.hnsw,
-                                       index.catalog_.tables().size(), "tables");
-    if (part.files.contains("columns.hnsw"))
-        index.columns_hnsw_ = load_hnsw(saved, "columns.hnsw", index.dim_, index.options_.hnsw,
-                                        index.catalog_.columns().size(), "columns");
+        index.tables_hnsw_ = load_hnsw(saved, "tables.hnsw", index.tables_, index.options_.hnsw);
+    if (part.files.contains("columns.hnsw")) {
+        if (!index.columns_)
+            throw io_error(fmt::format("{}: a column graph without column vectors (columns.f32)",
+                                       saved.path_of("columns.hnsw")));
+        index.columns_hnsw_ =
+            load_hnsw(saved, "columns.hnsw", *index.columns_, index.options_.hnsw);
+    }
     if (index.options_.kind == index_kind::sparse) index.build_sparse();
     if (index.options_.kind == index_kind::int8) index.quantize();
     return index;
@@ -171,7 +174,7 @@ void table_index::build_hnsw(const progress_fn& progress) {
         const auto total = vectors.size();
         hnsw_index::build_progress_fn report;
         if (progress) report = [&](std::size_t done) { progress(stage, done, total); };
-        return hnsw_index(vectors.vectors(), options_.hnsw, report);
+        return hnsw_index(vectors.shared_vectors(), options_.hnsw, report);
     };
     tables_hnsw_.emplace(graph(tables_, "hnsw tables"));
     if (columns_) columns_hnsw_.emplace(graph(*columns_, "hnsw columns"));
