@@ -35,7 +35,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +78,9 @@ class Benchmark:
     source: str  # which files (and which BIRD revision) the gold comes from
     # each question searches only its own database's tables (``database_benchmarks``)
     per_database: bool = False
+    # documents shipped with a database (database name -> texts; Spider 2.0-lite's external
+    # knowledge documents, by the databases whose questions name them): ``with_documents``
+    documents: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def column_questions(self) -> int:
@@ -96,9 +99,9 @@ def _read_questions(path: Path, fields: tuple[str, ...]) -> list[dict[str, Any]]
     for i, q in enumerate(raw):
         if not isinstance(q, dict):
             raise _core.SchemaError(f"{path}: question {i} is not an object")
-        for field in fields:
-            if field not in q:
-                raise _core.SchemaError(f"{path}: question {i}: missing field '{field}'")
+        for name in fields:
+            if name not in q:
+                raise _core.SchemaError(f"{path}: question {i}: missing field '{name}'")
     return raw
 
 
@@ -448,6 +451,29 @@ def with_knowledge(bench: Benchmark) -> Benchmark:
     return replace(bench, name=f"{bench.name}+knowledge", questions=questions, source=source)
 
 
+def with_documents(bench: Benchmark, max_chars: int = 1000) -> Benchmark:
+    """``bench`` with the documents shipped with its databases attached to their tables
+    (:func:`tabret.documents.attach_documents`: a table's description gains the passages that
+    name it; embedded with the ``described`` table format); named ``<name>+documents``.
+    Raises ``ValueError`` when the benchmark ships no documents."""
+    from tabret.documents import attach_documents
+
+    if not bench.documents:
+        raise ValueError(f"benchmark '{bench.name}' ships no documents with its databases")
+    catalog = attach_documents(bench.catalog, bench.documents, max_chars=max_chars)
+    gained = sum(
+        1
+        for t in range(catalog.num_tables)
+        if catalog.table(t).description != bench.catalog.table(t).description
+    )
+    n_docs = sum(len(texts) for texts in bench.documents.values())
+    source = (
+        f"{bench.source}; {n_docs} documents of {len(bench.documents)} databases attached: "
+        f"{gained} tables gained the passages that name them"
+    )
+    return replace(bench, name=f"{bench.name}+documents", catalog=catalog, source=source)
+
+
 def spider_dev_multi(root: Path | None = None) -> Benchmark:
     return _only_multi(spider_dev(root), "spider-dev-multi")
 
@@ -519,12 +545,17 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
     documents = spider2.knowledge_documents(root)
     questions: list[BenchmarkQuestion] = []
     left_out: dict[str, list[str]] = {}
+    by_database: dict[str, list[str]] = {}  # database -> names of documents its questions use
     lines = path.read_text(encoding="utf-8").splitlines()
     for line_no, line in enumerate(lines, start=1):
         q = _json.parse(line, path, line_no)
         key = spider2.database_key(raw, q["db"])
         if key is None:
             raise _core.SchemaError(f"{path}: {q['instance_id']}: unknown database '{q['db']}'")
+        db_name = cat.database(cat.table(ids[key][0]).database).name
+        if spider2.question_knowledge(q, documents, path):
+            names = by_database.setdefault(db_name, [])
+            names += [q["external_knowledge"]] if q["external_knowledge"] not in names else []
         if q["instance_id"] not in gold_sql:
             left_out.setdefault("no public gold SQL", []).append(q["instance_id"])
             continue
@@ -537,7 +568,7 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
         questions.append(
             BenchmarkQuestion(
                 q["instance_id"],
-                cat.database(cat.table(t_ids[0]).database).name,
+                db_name,
                 q["question"],
                 tuple(t_ids[i] for i in gold.tables),
                 families=tuple(tuple(t_ids[i] for i in f) for f in gold.families),
@@ -556,7 +587,8 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
         "a wildcard table family (ga_sessions_*), which counts as one gold table that any "
         "member satisfies"
     )
-    return Benchmark("spider2-lite", cat, questions, source)
+    shipped = {db: tuple(documents[n] for n in names) for db, names in by_database.items()}
+    return Benchmark("spider2-lite", cat, questions, source, documents=shipped)
 
 
 def spider2_lite_db(root: Path | None = None) -> Benchmark:

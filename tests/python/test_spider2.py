@@ -18,6 +18,7 @@ from tabret.benchmarks import (
     demo,
     questions_benchmark,
     spider2_lite,
+    with_documents,
     with_knowledge,
 )
 from tabret.cli import main
@@ -248,6 +249,22 @@ def test_questions_carry_the_external_knowledge_document_they_name(
         expected = f"{before.question}\n{before.knowledge}" if before.knowledge else before.question
         assert after.question == expected
         assert after.gold_tables == before.gold_tables
+
+
+def test_documents_ship_with_the_databases_whose_questions_name_them(bench: Benchmark) -> None:
+    # 63 documents named by questions; a document several databases' questions name ships
+    # with each of them
+    assert len(bench.documents) == 54
+    assert sum(len(texts) for texts in bench.documents.values()) == 70
+    plus = with_documents(bench)
+    assert plus.name == "spider2-lite+documents"
+    assert "70 documents of 54 databases attached: 511 tables gained" in plus.source
+    events = plus.catalog.find_table(
+        "ga4", "bigquery-public-data.ga4_obfuscated_sample_ecommerce.events_20201101"
+    )
+    assert events is not None
+    assert bench.catalog.table(events).description == ""
+    assert "`events_YYYYMMDD` is complete" in plus.catalog.table(events).description
 
 
 def test_an_unknown_knowledge_document_is_named() -> None:

@@ -67,6 +67,7 @@ class EvalOptions:
     families: FamiliesChoice
     keys: Keys
     knowledge: bool
+    documents: bool
     data_dir: Path | None
     recorded_only: bool
     first: int | None
@@ -153,6 +154,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "question, so LLM methods need --llm offline, local or --llm-url with it",
     )
     p.add_argument(
+        "--documents",
+        action="store_true",
+        help="attach the documents a benchmark ships with its databases (Spider 2.0-lite's "
+        "external knowledge documents) to the tables they name: a table's description gains "
+        "those passages (tabret.documents); needs --format described, which embeds "
+        "descriptions; rows are named <benchmark>+documents",
+    )
+    p.add_argument(
         "--per-k",
         action="store_true",
         help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
@@ -235,6 +244,7 @@ def command(args: argparse.Namespace) -> int:
             families=args.families,
             keys=args.keys,
             knowledge=args.knowledge,
+            documents=args.documents,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             first=args.first,
@@ -264,6 +274,12 @@ def _benchmark(o: EvalOptions) -> Benchmark:
             raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
         bench = load_benchmark(o.benchmark, o.data_dir)
     bench = replace(bench, catalog=understood(bench.catalog, o.identifiers, o.keys))
+    if o.documents:
+        from tabret.benchmarks import with_documents
+
+        if o.text != "described":
+            raise ValueError("--documents adds to table descriptions: add --format described")
+        bench = with_documents(bench)
     if o.families == "collapse":
         from tabret.families import collapse_benchmark
 
