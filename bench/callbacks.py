@@ -67,6 +67,10 @@ class Counts:
 
 
 class CountingEmbedder:
+    # Forwards the hashing embedder's contract: a text of function words only (BirdUnion's
+    # JAR sub-query "state") is a zero vector, scoring 0 everywhere.
+    allows_zero_rows = True
+
     def __init__(self, counts: Counts) -> None:
         self._inner = HashingEmbedder()
         self.counts = counts
