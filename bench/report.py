@@ -41,8 +41,10 @@ def machine_section(m: dict[str, Any]) -> list[str]:
         "work while these numbers were taken: wall-clock timings carry that noise)",
         f"- Memory: {m['memory_gib']} GiB; Python {m['python']}, numpy {m['numpy']}",
         f"- {m['platform']}",
-        "- tabret built Release (-O3, no -march flags: Eigen uses SSE2), hashing embedder "
-        "(1024 dimensions) everywhere",
+        "- tabret built Release (-O3, no -march flags; the distance and scan kernels, "
+        "`index/dot.hpp` and `index/scan.hpp`, are compiled for AVX-512, AVX2 + FMA and the "
+        "x86-64 baseline and picked at load time), hashing embedder (1024 dimensions) "
+        "everywhere unless a section says otherwise",
         "",
     ]
 
@@ -99,9 +101,9 @@ def algorithms_section(a: dict[str, Any]) -> list[str]:
         f"{' (' + '; '.join(sorted(set(fast))) + ')' if fast else ''}; the largest speed-up "
         f"is {best['speedup']:.0f}x ({best['method']}, {best['benchmark']}). See *Why* below.",
         "",
-        "Disagreements are ties broken by rounding. tabret computes cosines with Eigen (GEMM "
-        "or dot, SSE2, row-alignment-dependent summation order), numpy with OpenBLAS: the same "
-        "float32 cosine can differ in the last bit, and two tables with identical vectors "
+        "Disagreements are ties broken by rounding. tabret computes cosines with its scan "
+        "kernel (fused multiply-adds in its own summation order), numpy with OpenBLAS: the "
+        "same float32 cosine can differ in the last bit, and two tables with identical vectors "
         "(identical texts, e.g. equal schemas in two Spider databases) then order differently. "
         "Cosines of about 0 (tables sharing no hashed feature with the question) are such "
         "ties too, at +-1e-10. For CRUSH the "

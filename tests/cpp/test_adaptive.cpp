@@ -27,8 +27,11 @@ retrieval first_stage(const std::vector<table_id>& ids) {
 }
 
 /// Scripted logits: a fixed logit per table, optionally overridden in one call; a threshold per
-/// call. Records every window it is sent (table ids, in the order sent), per call.
-struct scripted_scorer {
+/// call. Records every window it is sent (table ids, in the order sent), per call. Declares
+/// whether it reads the tables' texts, and checks it is sent them exactly then.
+template <bool ReadsTexts>
+struct scripted_scorer_of {
+    static constexpr bool reads_texts = ReadsTexts;
     std::map<table_id, float> logit;
     std::map<std::pair<std::size_t, table_id>, float> override_at;  ///< (call, table) -> logit
     std::vector<float> thresholds;                                  ///< per call
@@ -40,7 +43,7 @@ struct scripted_scorer {
         std::vector<window_scores> out;
         for (const auto& w : windows) {
             calls.back().emplace_back(w.tables.begin(), w.tables.end());
-            REQUIRE(w.texts.size() == w.tables.size());
+            REQUIRE(w.texts.size() == (ReadsTexts ? w.tables.size() : 0));
             window_scores s;
             for (const table_id t : w.tables) {
                 const auto o = override_at.find({call, t});
@@ -52,6 +55,8 @@ struct scripted_scorer {
         return out;
     }
 };
+
+using scripted_scorer = scripted_scorer_of<true>;
 
 const std::map<table_id, float> logits = {{0, 0.5f}, {1, 0.9f}, {2, 0.1f},  {3, 0.7f}, {4, 0.2f},
                                           {5, 0.3f}, {6, 0.8f}, {7, 0.05f}, {8, 0.6f}, {9, 0.4f}};
@@ -100,6 +105,21 @@ TEST_CASE(
     CHECK(trace[4].step == "adaptive window 3");
     CHECK(trace[7].step == "adaptive window 2");
     CHECK(trace[9].step == "adaptive window 1");
+}
+
+TEST_CASE("a scorer that reads no texts is sent none and cuts the same", "[adaptive]") {
+    const std::vector<std::string> q = {"question"};
+    const std::vector<retrieval> first = {first_stage({0, 1, 2, 3, 4, 5, 6, 7, 8, 9})};
+    scripted_scorer with{logits, {{{3, 6}, 0.1f}}, {0.7f, 0.25f, 0.95f, 0.95f}, {}};
+    scripted_scorer_of<false> without{logits, {{{3, 6}, 0.1f}}, {0.7f, 0.25f, 0.95f, 0.95f}, {}};
+    static_assert(reads_texts<scripted_scorer>::value && !reads_texts<decltype(without)>::value);
+    static_assert(!reads_texts<similarity_window_scorer<hashing_embedder>>::value);
+    static_assert(reads_texts<callback_window_scorer>::value);
+    const auto a = adaptive_rerank(demo_index(), q, first, with, {10, 4, 2});
+    const auto b = adaptive_rerank(demo_index(), q, first, without, {10, 4, 2});
+    CHECK(with.calls == without.calls);
+    CHECK(ids_of(a[0]) == ids_of(b[0]));
+    CHECK(a[0].cut == b[0].cut);
 }
 
 TEST_CASE("threshold never below R: the top window fixes the cut; the last window is smaller",

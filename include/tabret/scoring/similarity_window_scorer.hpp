@@ -20,6 +20,7 @@
 
 #include "tabret/borrow.hpp"
 #include "tabret/embedding/embedder.hpp"
+#include "tabret/index/dot.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/scoring/window_scorer.hpp"
 
@@ -97,6 +98,9 @@ class similarity_window_scorer {
         check_similarity_threshold(threshold_);
     }
 
+    /// Scores from the index's stored vectors: the re-ranker need not serialise the tables.
+    static constexpr bool reads_texts = false;
+
     /** @throws embedding_error for a bad embedder answer. */
     [[nodiscard]] std::vector<window_scores> score(std::span<const window_request> windows) const {
         std::unordered_map<std::string_view, std::shared_ptr<const question_scores>> of;
@@ -113,10 +117,11 @@ class similarity_window_scorer {
         const auto& vectors = index_.tables().vectors();
         for (std::size_t w = 0; w < windows.size(); ++w) {
             const auto& q = *of.at(windows[w].question);
-            const Eigen::Map<const Eigen::RowVectorXf> query(
-                q.query.data(), static_cast<Eigen::Index>(q.query.size()));
+            out[w].logits.reserve(windows[w].tables.size());
             for (const table_id t : windows[w].tables)
-                out[w].logits.push_back(vectors.row(static_cast<Eigen::Index>(t)).dot(query));
+                out[w].logits.push_back(
+                    detail::dot(vectors.row(static_cast<Eigen::Index>(t)).data(), q.query.data(),
+                                q.query.size()));
             out[w].threshold = q.threshold;
         }
         return out;

@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -29,7 +30,8 @@ class scoring_error : public error {
 struct window_request {
     std::string_view question;
     std::span<const table_id> tables;    ///< The tables' ids (for scorers with stored vectors).
-    std::span<const std::string> texts;  ///< Their serialisations, same order.
+    std::span<const std::string> texts;  ///< Their serialisations, same order (empty for a
+                                         ///< scorer that does not read them: reads_texts).
 };
 
 /// A scorer's answer for one window.
@@ -48,6 +50,17 @@ template <class S>
 concept WindowScorer = requires(const S& s, std::span<const window_request> windows) {
     { s.score(windows) } -> std::same_as<std::vector<window_scores>>;
 };
+
+/**
+ * @brief Whether scorer type S reads window_request::texts: yes unless it declares
+ * `static constexpr bool reads_texts = false` (a scorer of stored vectors), in which case the
+ * re-ranker sends no texts and skips serialising every window's tables.
+ */
+template <class S>
+struct reads_texts : std::true_type {};
+template <class S>
+requires requires { S::reads_texts; }
+struct reads_texts<S> : std::bool_constant<S::reads_texts> {};
 
 /**
  * @brief Checks a scorer's answer against the windows it was asked about.

@@ -208,7 +208,8 @@ std::vector<retrieval> adaptive_rerank(const table_index& index,
         for (const std::size_t i : active) {
             ids.push_back(walks[i].window());
             texts.emplace_back();
-            for (const table_id t : ids.back()) texts.back().push_back(index.table_text(t));
+            if constexpr (reads_texts<S>::value)
+                for (const table_id t : ids.back()) texts.back().push_back(index.table_text(t));
         }
         std::vector<window_request> requests;
         for (std::size_t a = 0; a < active.size(); ++a)
