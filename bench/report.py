@@ -438,12 +438,12 @@ def profile_section() -> list[str]:
         "",
         "`python3 -m bench.profile`: `perf record` (user space, 499 Hz) over a process that "
         "builds the BirdUnion inputs and runs CRUSH (paper objective, B = 20) over 300 "
-        "questions 5 times; the extension is built without symbols, so its own frames show "
-        "as addresses, and `libm`'s `log` is the objective's coverage term. The last lines "
+        "questions 5 times; `make bench` installs the extension with its symbols, and "
+        "`libm`'s `log` is the objective's coverage term. The last lines "
         "are a manual breakdown (process CPU time, callbacks subtracted): CRUSH's total per "
         "question against the column search alone for the same probe texts.",
         "",
-        "```",
+        "```text",
         *path.read_text(encoding="utf-8").splitlines(),
         "```",
         "",
