@@ -553,9 +553,10 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
         if key is None:
             raise _core.SchemaError(f"{path}: {q['instance_id']}: unknown database '{q['db']}'")
         db_name = cat.database(cat.table(ids[key][0]).database).name
-        if spider2.question_knowledge(q, documents, path):
-            names = by_database.setdefault(db_name, [])
-            names += [q["external_knowledge"]] if q["external_knowledge"] not in names else []
+        knowledge = spider2.question_knowledge(q, documents, path)
+        names = by_database.setdefault(db_name, [])
+        if knowledge and q["external_knowledge"] not in names:
+            names.append(q["external_knowledge"])
         if q["instance_id"] not in gold_sql:
             left_out.setdefault("no public gold SQL", []).append(q["instance_id"])
             continue
@@ -572,7 +573,7 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
                 q["question"],
                 tuple(t_ids[i] for i in gold.tables),
                 families=tuple(tuple(t_ids[i] for i in f) for f in gold.families),
-                knowledge=spider2.question_knowledge(q, documents, path),
+                knowledge=knowledge,
             )
         )
     n_families = sum(1 for q in questions if q.families)
@@ -587,7 +588,7 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
         "a wildcard table family (ga_sessions_*), which counts as one gold table that any "
         "member satisfies"
     )
-    shipped = {db: tuple(documents[n] for n in names) for db, names in by_database.items()}
+    shipped = {db: tuple(documents[n] for n in ns) for db, ns in by_database.items() if ns}
     return Benchmark("spider2-lite", cat, questions, source, documents=shipped)
 
 

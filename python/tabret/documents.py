@@ -52,7 +52,7 @@ def _names(table: Mapping[str, object]) -> list[re.Pattern[str]]:
     name = str(table["name"]).rsplit(".", 1)[-1].lower()
     forms = {name, _SHARD.sub("", name), str(table.get("nl_name") or "").lower()}
     return [
-        re.compile(r"(?<![\w])" + re.escape(f) + r"(?![\w])")
+        re.compile(r"(?<![\w])" + re.escape(f) + r"(?![\w])", re.IGNORECASE)
         for f in sorted(forms)
         if len(f) >= _MIN_NAME
     ]
@@ -90,7 +90,7 @@ def _attach(table: dict[str, object], found: list[str], max_chars: int) -> None:
     gained: list[str] = []
     used = 0
     for p in found:
-        if used + len(p) <= max_chars and any(pattern.search(p.lower()) for pattern in patterns):
+        if used + len(p) <= max_chars and any(pattern.search(p) for pattern in patterns):
             gained.append(p)
             used += len(p) + 1
     if gained:

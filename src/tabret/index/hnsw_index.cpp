@@ -301,15 +301,16 @@ class hnsw_file_check {
     hnsw_file_check(std::string_view bytes, std::size_t dim, const std::filesystem::path& path)
         : bytes_(bytes), dim_(dim), path_(path) {}
 
-    /// Runs every check; returns the number of elements. @throws io_error naming the path.
-    std::size_t run() {
+    /// Runs every check; returns where the file keeps its elements. @throws io_error naming
+    /// the path.
+    hnsw_layout run() {
         read_header();
         check_layout();
         walk_link_lists();
         if (count_ > 0) check_entry_point();
         std::vector<bool> seen(count_, false);
         for (std::size_t i = 0; i < count_; ++i) check_element(i, seen);
-        return count_;
+        return {count_, size_per_element_, label_offset_, offset_data_};
     }
 
   private:
@@ -319,9 +320,7 @@ class hnsw_file_check {
 
     template <class T>
     T pod(std::size_t offset) const {
-        T value;
-        std::memcpy(&value, bytes_.data() + offset, sizeof(T));
-        return value;
+        return read_pod<T>(bytes_, offset);
     }
 
     void read_header() {
@@ -553,8 +552,8 @@ hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::size_t dim,
                                   const std::filesystem::path& source, hnsw_params params) {
     detail::check_hnsw_params(params);
     if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
-    const std::size_t n = detail::hnsw_file_check(bytes, dim, source).run();
-    const auto layout = detail::hnsw_layout::of(bytes);
+    const auto layout = detail::hnsw_file_check(bytes, dim, source).run();
+    const std::size_t n = layout.count;
     auto vectors =
         std::make_shared<matrix>(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(dim));
     for (std::size_t i = 0; i < n; ++i)
@@ -569,7 +568,7 @@ hnsw_index hnsw_index::from_bytes(std::string_view bytes, std::shared_ptr<const 
     detail::check_hnsw_params(params);
     const auto dim = static_cast<std::size_t>(vectors->cols());
     if (dim == 0) throw embedding_error("hnsw_index: vectors of dimension 0");
-    if (const auto n = detail::hnsw_file_check(bytes, dim, source).run();
+    if (const auto n = detail::hnsw_file_check(bytes, dim, source).run().count;
         n != static_cast<std::size_t>(vectors->rows()))
         throw io_error(fmt::format("{}: holds {} items, the vectors beside it {}", source.string(),
                                    n, vectors->rows()));
