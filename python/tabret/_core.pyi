@@ -213,6 +213,8 @@ class TableIndex:
         hnsw_m: int = 16,
         ef_construction: int = 200,
         ef_search: int = 64,
+        sparse_max_postings: int = 1_000_000,
+        sparse_rescore: int = 4000,
         batch_size: int = 512,
         progress: Callable[[str, int, int], None] | None = None,
     ) -> TableIndex: ...

@@ -80,6 +80,8 @@ class TableIndex:
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
         kind: Literal["exact", "hnsw", "sparse", "int8"] = "exact",
+        sparse_max_postings: int | None = None,
+        sparse_rescore: int | None = None,
         batch_size: int = 512,
         progress: Progress = True,
     ) -> TableIndex:
@@ -87,11 +89,23 @@ class TableIndex:
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
-        ``: description``). ``kind``: ``exact`` (a dense scan), ``sparse`` (exact through an
-        inverted index: for the hashing embedder's sparse vectors; :class:`tabret.Error` for
-        dense ones), ``int8`` (exact: a scan of int8 codes, then the rows that may reach the top
-        k re-scored exactly; for dense vectors) or ``hnsw`` (approximate)."""
+        ``: description``). ``kind``: ``exact`` (a dense scan), ``sparse`` (an inverted index,
+        for the hashing embedder's sparse vectors; :class:`tabret.Error` for dense ones), ``int8``
+        (exact: a scan of int8 codes, then the rows that may reach the top k re-scored exactly;
+        for dense vectors) or ``hnsw`` (approximate). A ``sparse`` search is exact while the
+        query's posting lists hold at most ``sparse_max_postings`` entries (default 1,000,000:
+        catalogs up to about 50,000 hashed columns); beyond that it reads the query's most
+        informative dimensions up to that budget and re-scores the best ``sparse_rescore``
+        (default 4,000) items exactly. ``sparse_max_postings=0`` keeps it exact always."""
         embed, name = resolve_embedder(embedder)
+        sparse = {
+            key: value
+            for key, value in (
+                ("sparse_max_postings", sparse_max_postings),
+                ("sparse_rescore", sparse_rescore),
+            )
+            if value is not None
+        }
         core = _core.TableIndex.build(
             catalog,
             embed,
@@ -102,6 +116,7 @@ class TableIndex:
             kind=kind,
             batch_size=batch_size,
             progress=_progress(progress),
+            **sparse,
         )
         index = cls.__new__(cls)
         index._core, index._embed, index.catalog = core, embed, Catalog(core.catalog)

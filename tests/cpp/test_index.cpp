@@ -586,6 +586,47 @@ TEST_CASE("sparse index: conventions, bad input and dense vectors", "[index][spa
     CHECK(sparse_index(matrix(0, 3)).search(rows({{1, 0, 0}}), 2)[0].empty());
 }
 
+TEST_CASE("sparse index beyond its budget reads the informative dimensions, re-scores exactly",
+          "[index][sparse]") {
+    // 100 items: dimension 0 in every item (no information), dimension 1 in item 7 alone, and
+    // item 50 far ahead on dimension 0 (dimensions 2, 3 unused). A query on both has 101
+    // postings.
+    matrix v = matrix::Zero(100, 4);
+    v.col(0).setConstant(0.1f);
+    v(7, 1) = 1.0f;
+    v(50, 0) = 5.0f;
+    const matrix query = rows({{1, 1, 0, 0}});
+    const sparse_index exact(v, {.max_postings = 0});
+    CHECK(ids_of(exact.search(query, 2)[0]) == std::vector<item_id>{50, 7});
+    CHECK(exact.search(query, 2) == sparse_index(v, {.max_postings = 101}).search(query, 2));
+
+    // A budget of 50 reads dimension 1 (1 posting) but not dimension 0 (100 more): item 7 leads
+    // the partial scores, the rest tie at 0, so the 3 re-scored are items 7, 0 and 1, each with
+    // its exact score. Item 50 is missed: what a budget can cost.
+    const sparse_index budgeted(v, {.max_postings = 50, .rescore = 3});
+    CHECK(budgeted.search(query, 2)[0] == hits{{7, 1.1f}, {0, 0.1f}});
+    CHECK(budgeted.search(query, 5)[0].size() == 5);  // k above rescore: k re-scored
+    const std::vector<item_id> leaders{7, 0};
+    CHECK(budgeted.search_within(query, leaders, 2) == budgeted.search(query, 2));
+
+    // Over the demo's hashing vectors (340 columns, ~31 non-zero each), budgets below the
+    // questions' postings: re-scoring a ninth of the columns finds nearly all of the exact top
+    // 10; reading a single dimension and re-scoring 20 misses some, so the budget binds.
+    const auto& demo = demo_index().columns().vectors();
+    const matrix questions = demo_index().tables().vectors().topRows(12);
+    const auto want = sparse_index(demo, {.max_postings = 0}).search(questions, 10);
+    const auto found = [&](sparse_params params) {
+        const auto got = sparse_index(demo, params).search(questions, 10);
+        std::ptrdiff_t n = 0;
+        for (std::size_t q = 0; q < got.size(); ++q)
+            for (const auto& h : got[q]) n += std::count(want[q].begin(), want[q].end(), h);
+        return n;
+    };
+    CHECK(found({.max_postings = 500, .rescore = 40}) >= 12 * 10 * 9 / 10);
+    CHECK(found({.max_postings = 1, .rescore = 20}) < 12 * 10);
+    CHECK_THROWS_WITH(sparse_index(v, {.rescore = 0}), Catch::Contains("rescore"));
+}
+
 TEST_CASE("table index of kind sparse searches as exact and survives save and load",
           "[index][sparse]") {
     const hashing_embedder e;
@@ -603,6 +644,8 @@ TEST_CASE("table index of kind sparse searches as exact and survives save and lo
     sparse.save(dir.path() / "idx");
     const auto loaded = table_index::load(dir.path() / "idx");
     CHECK(loaded.options().kind == index_kind::sparse);
+    CHECK(loaded.options().sparse.max_postings == sparse_params{}.max_postings);
+    CHECK(loaded.options().sparse.rescore == sparse_params{}.rescore);
     CHECK(loaded.search_tables(queries, 5) == got);
     CHECK(loaded.search_columns(queries, 8) == columns);
 }

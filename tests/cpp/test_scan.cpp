@@ -94,6 +94,22 @@ TEST_CASE("streaming top-k equals sorting every hit, ties by id", "[index][scan]
     }
 }
 
+TEST_CASE("best of a row is the streaming top-k's set, sampled or not", "[index][scan]") {
+    std::mt19937 gen(7);
+    std::uniform_int_distribution<int> level(0, 9);  // few distinct scores: ties at the m-th
+    std::normal_distribution<float> spread(0.0f, 1.0f);
+    for (const bool tied : {true, false})
+        for (const std::size_t n : {0u, 1u, 100u, 5000u, 100000u}) {
+            std::vector<float> scores(n);
+            for (auto& s : scores) s = tied ? static_cast<float>(level(gen)) / 10.0f : spread(gen);
+            for (const std::size_t m : {1u, 10u, 300u, 4000u, 200000u}) {
+                auto got = detail::best_of_row(scores, 50, m);
+                detail::sort_hits(got);
+                CHECK(got == detail::top_k_of_row(scores, {}, 50, m));
+            }
+        }
+}
+
 TEST_CASE("sorting hits by packed keys is better_hit's order", "[index][scan]") {
     std::mt19937 gen(5);
     std::uniform_real_distribution<float> u(-1.0f, 1.0f);

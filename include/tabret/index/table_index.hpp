@@ -25,8 +25,9 @@
 namespace tabret {
 
 /// Which vector index answers unrestricted searches: exact (dense scan), hnsw (approximate
-/// graph, saved with the index), sparse (exact, an inverted index over sparse vectors such as
-/// the hashing embedder's, built from the vectors at build and at load), int8 (exact, a scan of
+/// graph, saved with the index), sparse (an inverted index over sparse vectors such as the
+/// hashing embedder's, built from the vectors at build and at load; exact up to a budget of
+/// postings per query, sparse_params), int8 (exact, a scan of
 /// int8 codes then exact re-scoring of the rows that may reach the top k: exact_index::quantize,
 /// codes built at build and at load).
 enum class index_kind { exact, hnsw, sparse, int8 };
@@ -38,6 +39,7 @@ struct table_index_options {
                           ///< after it with table_format::described).
     index_kind kind = index_kind::exact;
     hnsw_params hnsw{};            ///< Used when kind == hnsw.
+    sparse_params sparse{};        ///< Used when kind == sparse.
     std::size_t batch_size = 512;  ///< Texts per embedder call while building.
 };
 

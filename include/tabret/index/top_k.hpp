@@ -6,6 +6,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string_view>
@@ -24,12 +25,17 @@ inline bool better_hit(const hit& a, const hit& b) noexcept {
     return a.score > b.score || (a.score == b.score && a.id < b.id);
 }
 
-/// A key whose ascending order is better_hit's: the score's bits made unsigned-ordered and
-/// inverted (higher score first; -0 counted as +0, as == does), then the id.
+/// The score's bits made unsigned-ordered: ascending with the score (-0 counted as +0, as ==
+/// does).
+inline std::uint32_t score_order_bits(float score) noexcept {
+    const auto bits = std::bit_cast<std::uint32_t>(score + 0.0f);
+    return bits & 0x80000000u ? ~bits : bits | 0x80000000u;
+}
+
+/// A key whose ascending order is better_hit's: score_order_bits inverted (higher score
+/// first), then the id.
 inline std::uint64_t hit_order_key(const hit& h) noexcept {
-    const auto bits = std::bit_cast<std::uint32_t>(h.score + 0.0f);
-    const std::uint32_t ordered = bits & 0x80000000u ? ~bits : bits | 0x80000000u;
-    return std::uint64_t{~ordered} << 32 | h.id;
+    return std::uint64_t{~score_order_bits(h.score)} << 32 | h.id;
 }
 
 /// Sorts @p h best first (score desc, id asc) as one integer sort of hit_order_key: about 1.4
@@ -87,6 +93,53 @@ inline hits top_k_of_row(std::span<const float> scores, std::span<const item_id>
     }
     std::sort(best.begin(), best.end(), better_hit);
     return best;
+}
+
+/**
+ * @brief The min(m, size) best of one score row (`scores[j]` belongs to item `first_id + j`),
+ * unordered: the same set as top_k_of_row's, found for a large m without a heap. A sample of
+ * the row (every s-th score, about 2·m of them) gives a threshold that about 2·m scores reach;
+ * one pass keeps those, and only they are ranked. Should fewer than m reach it (a sample that
+ * misleads), every score is ranked.
+ */
+inline hits best_of_row(std::span<const float> scores, item_id first_id, std::size_t m) {
+    const auto hit_at = [&](std::size_t j) {
+        return hit{static_cast<item_id>(first_id + j), scores[j]};
+    };
+    hits out;
+    const std::size_t n = scores.size();
+    const std::size_t stride = std::max<std::size_t>(1, n / (2 * std::max<std::size_t>(m, 1)));
+    if (m < n && stride > 1) {
+        std::vector<float> sample;
+        sample.reserve(n / stride + 1);
+        for (std::size_t j = 0; j < n; j += stride) sample.push_back(scores[j]);
+        const auto rank = std::min(sample.size() - 1, 2 * m / stride + 8);
+        std::nth_element(sample.begin(), sample.begin() + static_cast<std::ptrdiff_t>(rank),
+                         sample.end(), std::greater<>());
+        const float threshold = sample[rank];
+        out.reserve(4 * m);
+        constexpr std::size_t lanes = 16;  // scores compared 16 at a time (vectorised)
+        std::size_t j = 0;
+        for (; j + lanes <= n; j += lanes) {
+            bool any = false;
+            for (std::size_t i = 0; i < lanes; ++i) any |= scores[j + i] >= threshold;
+            if (any)
+                for (std::size_t i = j; i < j + lanes; ++i)
+                    if (scores[i] >= threshold) out.push_back(hit_at(i));
+        }
+        for (; j < n; ++j)
+            if (scores[j] >= threshold) out.push_back(hit_at(j));
+    }
+    if (out.size() < m) {
+        out.clear();
+        for (std::size_t j = 0; j < n; ++j) out.push_back(hit_at(j));
+    }
+    if (out.size() > m) {
+        const auto mth = out.begin() + static_cast<std::ptrdiff_t>(m);
+        std::nth_element(out.begin(), mth, out.end(), better_hit);
+        out.resize(m);
+    }
+    return out;
 }
 
 /// Merges two best-first lists of distinct ids into the best k, best first.

@@ -99,6 +99,7 @@ class json_reader {
             fail(fmt::format("field '{}' has type {}, expected an integer", key, it->type_name()));
         return it->template get<long>();
     }
+    bool has(const char* key) const { return j_.contains(key); }
     /// Optional string field; empty when absent.
     std::string opt_str(const char* key) const {
         return j_.contains(key) ? str(key) : std::string{};

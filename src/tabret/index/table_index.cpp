@@ -37,7 +37,9 @@ nlohmann::json index_meta(const std::string& embedder_name, std::size_t dim,
              {{"m", options.hnsw.m},
               {"ef_construction", options.hnsw.ef_construction},
               {"ef_search", options.hnsw.ef_search},
-              {"seed", options.hnsw.seed}}}};
+              {"seed", options.hnsw.seed}}},
+            {"sparse",
+             {{"max_postings", options.sparse.max_postings}, {"rescore", options.sparse.rescore}}}};
 }
 
 table_index_options options_from(const detail::json_reader& r) {
@@ -56,6 +58,14 @@ table_index_options options_from(const detail::json_reader& r) {
     o.hnsw.ef_construction = h.count("ef_construction");
     o.hnsw.ef_search = h.count("ef_search");
     o.hnsw.seed = h.count("seed");
+    if (r.has("sparse")) {  // absent from indexes saved before the budget existed: exact
+        const detail::json_reader sp(r.get("sparse", nlohmann::json::value_t::object), r.source(),
+                                     "manifest.sparse");
+        o.sparse.max_postings = sp.count("max_postings");
+        o.sparse.rescore = sp.count("rescore");
+    } else {
+        o.sparse.max_postings = 0;
+    }
     return o;
 }
 
@@ -160,8 +170,8 @@ std::vector<std::string> table_index::texts_of_columns() const {
 }
 
 void table_index::build_sparse() {
-    tables_sparse_.emplace(tables_.vectors());
-    if (columns_) columns_sparse_.emplace(columns_->vectors());
+    tables_sparse_.emplace(tables_.vectors(), options_.sparse);
+    if (columns_) columns_sparse_.emplace(columns_->vectors(), options_.sparse);
 }
 
 void table_index::quantize() {
