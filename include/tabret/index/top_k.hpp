@@ -51,16 +51,19 @@ inline void sort_hits(hits& h) {
     }
 }
 
+/// Keeps the best min(k, size) of @p hits, unordered (nth_element).
+inline void keep_best(hits& h, std::size_t k) {
+    if (h.size() <= k) return;
+    std::nth_element(h.begin(), h.begin() + static_cast<std::ptrdiff_t>(k), h.end(), better_hit);
+    h.resize(k);
+}
+
 /**
  * @brief Keeps the best min(k, size) of @p candidates, sorted best first (score desc, id asc).
  * O(n + k log k): nth_element, then a sort of the k survivors.
  */
 inline hits select_top_k(hits candidates, std::size_t k) {
-    if (candidates.size() > k) {
-        const auto kth = candidates.begin() + static_cast<std::ptrdiff_t>(k);
-        std::nth_element(candidates.begin(), kth, candidates.end(), better_hit);
-        candidates.resize(k);
-    }
+    keep_best(candidates, k);
     sort_hits(candidates);
     return candidates;
 }
@@ -134,11 +137,7 @@ inline hits best_of_row(std::span<const float> scores, item_id first_id, std::si
         out.clear();
         for (std::size_t j = 0; j < n; ++j) out.push_back(hit_at(j));
     }
-    if (out.size() > m) {
-        const auto mth = out.begin() + static_cast<std::ptrdiff_t>(m);
-        std::nth_element(out.begin(), mth, out.end(), better_hit);
-        out.resize(m);
-    }
+    keep_best(out, m);
     return out;
 }
 
