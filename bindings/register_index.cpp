@@ -22,6 +22,7 @@ index_kind to_kind(const std::string& s) {
                               {{"exact", index_kind::exact},
                                {"hnsw", index_kind::hnsw},
                                {"sparse", index_kind::sparse},
+                               {"pca", index_kind::pca},
                                {"int8", index_kind::int8}});
 }
 
@@ -102,7 +103,8 @@ void register_index(py::module_& m) {
                const std::string& format, const std::string& names, bool columns,
                const std::string& kind, std::size_t hnsw_m, std::size_t ef_construction,
                std::size_t ef_search, std::size_t sparse_max_postings, std::size_t sparse_rescore,
-               std::size_t batch_size, const py::object& progress) {
+               std::size_t pca_dims, std::size_t pca_rescore, std::size_t batch_size,
+               const py::object& progress) {
                 table_index_options o;
                 o.format = to_table_format(format);
                 o.names = to_name_style(names);
@@ -113,6 +115,8 @@ void register_index(py::module_& m) {
                 o.hnsw.ef_search = ef_search;
                 o.sparse.max_postings = sparse_max_postings;
                 o.sparse.rescore = sparse_rescore;
+                o.pca.dims = pca_dims;
+                o.pca.rescore = pca_rescore;
                 o.batch_size = batch_size;
                 auto embedder = to_embedder(embed, name);
                 auto report = python_progress_fn(progress);
@@ -125,8 +129,9 @@ void register_index(py::module_& m) {
             py::arg("columns") = true, py::arg("kind") = "exact", py::arg("hnsw_m") = 16,
             py::arg("ef_construction") = 200, py::arg("ef_search") = 64,
             py::arg("sparse_max_postings") = sparse_params{}.max_postings,
-            py::arg("sparse_rescore") = sparse_params{}.rescore, py::arg("batch_size") = 512,
-            py::arg("progress") = py::none())
+            py::arg("sparse_rescore") = sparse_params{}.rescore,
+            py::arg("pca_dims") = pca_params{}.dims, py::arg("pca_rescore") = pca_params{}.rescore,
+            py::arg("batch_size") = 512, py::arg("progress") = py::none())
         .def_static(
             "load",
             [](const std::filesystem::path& dir) {

@@ -17,6 +17,7 @@
 #include "tabret/index/bm25_index.hpp"
 #include "tabret/index/exact_index.hpp"
 #include "tabret/index/hnsw_index.hpp"
+#include "tabret/index/pca_index.hpp"
 #include "tabret/index/sparse_index.hpp"
 #include "tabret/io/artifact_version.hpp"
 #include "tabret/progress.hpp"
@@ -29,8 +30,10 @@ namespace tabret {
 /// hashing embedder's, built from the vectors at build and at load; exact up to a budget of
 /// postings per query, sparse_params), int8 (exact, a scan of
 /// int8 codes then exact re-scoring of the rows that may reach the top k: exact_index::quantize,
-/// codes built at build and at load).
-enum class index_kind { exact, hnsw, sparse, int8 };
+/// codes built at build and at load), pca (approximate, for dense vectors: a scan of 4-bit codes
+/// of the leading principal components, then exact re-scoring of the best rows: pca_index,
+/// built from the vectors at build and at load; pca_params).
+enum class index_kind { exact, hnsw, sparse, int8, pca };
 
 struct table_index_options {
     table_format format = table_format::signature;  ///< How a table is written for embedding.
@@ -40,6 +43,7 @@ struct table_index_options {
     index_kind kind = index_kind::exact;
     hnsw_params hnsw{};            ///< Used when kind == hnsw.
     sparse_params sparse{};        ///< Used when kind == sparse.
+    pca_params pca{};              ///< Used when kind == pca.
     std::size_t batch_size = 512;  ///< Texts per embedder call while building.
 };
 
@@ -59,6 +63,8 @@ inline std::string_view to_string(index_kind k) {
             return "sparse";
         case index_kind::int8:
             return "int8";
+        case index_kind::pca:
+            return "pca";
         case index_kind::exact:
             break;
     }
@@ -112,8 +118,7 @@ class table_index {
                                                    options, "columns", progress));
         index.bm25_ = bm25_index(table_texts);
         if (options.kind == index_kind::hnsw) index.build_hnsw(progress);
-        if (options.kind == index_kind::sparse) index.build_sparse();
-        if (options.kind == index_kind::int8) index.quantize();
+        index.build_derived();
         return index;
     }
 
@@ -140,12 +145,14 @@ class table_index {
     [[nodiscard]] std::vector<hits> search_tables(const matrix& queries, std::size_t k) const {
         if (tables_hnsw_) return tables_hnsw_->search(queries, k);
         if (tables_sparse_) return tables_sparse_->search(queries, k);
+        if (tables_pca_) return tables_pca_->search(queries, k);
         return tables_.search(queries, k);
     }
     /** @brief Top-k columns per query row. Thread-safe. @throws error without columns. */
     [[nodiscard]] std::vector<hits> search_columns(const matrix& queries, std::size_t k) const {
         if (columns_hnsw_) return columns_hnsw_->search(queries, k);
         if (columns_sparse_) return columns_sparse_->search(queries, k);
+        if (columns_pca_) return columns_pca_->search(queries, k);
         return columns().search(queries, k);
     }
 
@@ -196,6 +203,10 @@ class table_index {
     void build_sparse();
     /// Int8 codes of the vectors (exact_index::quantize).
     void quantize();
+    /// PCA codes of the vectors (pca_index).
+    void build_pca();
+    /// What the kind builds from the vectors, at build and at load: sparse, int8 or pca.
+    void build_derived();
 
     class catalog catalog_;
     std::string fingerprint_;  ///< of catalog_, computed once
@@ -209,6 +220,8 @@ class table_index {
     std::optional<hnsw_index> columns_hnsw_;
     std::optional<sparse_index> tables_sparse_;
     std::optional<sparse_index> columns_sparse_;
+    std::optional<pca_index> tables_pca_;
+    std::optional<pca_index> columns_pca_;
 };
 
 }  // namespace tabret

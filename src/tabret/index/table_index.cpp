@@ -39,7 +39,8 @@ nlohmann::json index_meta(const std::string& embedder_name, std::size_t dim,
               {"ef_search", options.hnsw.ef_search},
               {"seed", options.hnsw.seed}}},
             {"sparse",
-             {{"max_postings", options.sparse.max_postings}, {"rescore", options.sparse.rescore}}}};
+             {{"max_postings", options.sparse.max_postings}, {"rescore", options.sparse.rescore}}},
+            {"pca", {{"dims", options.pca.dims}, {"rescore", options.pca.rescore}}}};
 }
 
 table_index_options options_from(const detail::json_reader& r) {
@@ -50,8 +51,8 @@ table_index_options options_from(const detail::json_reader& r) {
     o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                               : name_style::original;
     constexpr index_kind kinds[] = {index_kind::exact, index_kind::hnsw, index_kind::sparse,
-                                    index_kind::int8};
-    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse", "int8"})];
+                                    index_kind::int8, index_kind::pca};
+    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse", "int8", "pca"})];
     const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
                                 "manifest.hnsw");
     o.hnsw.m = h.count("m");
@@ -65,6 +66,12 @@ table_index_options options_from(const detail::json_reader& r) {
         o.sparse.rescore = sp.count("rescore");
     } else {
         o.sparse.max_postings = 0;
+    }
+    if (r.has("pca")) {  // absent from indexes saved before the pca kind existed
+        const detail::json_reader p(r.get("pca", nlohmann::json::value_t::object), r.source(),
+                                    "manifest.pca");
+        o.pca.dims = p.count("dims");
+        o.pca.rescore = p.count("rescore");
     }
     return o;
 }
@@ -148,8 +155,7 @@ table_index table_index::load(const detail::artifact& saved) {
         index.columns_hnsw_ =
             load_hnsw(saved, "columns.hnsw", *index.columns_, index.options_.hnsw);
     }
-    if (index.options_.kind == index_kind::sparse) index.build_sparse();
-    if (index.options_.kind == index_kind::int8) index.quantize();
+    index.build_derived();
     return index;
 }
 
@@ -172,6 +178,17 @@ std::vector<std::string> table_index::texts_of_columns() const {
 void table_index::build_sparse() {
     tables_sparse_.emplace(tables_.vectors(), options_.sparse);
     if (columns_) columns_sparse_.emplace(columns_->vectors(), options_.sparse);
+}
+
+void table_index::build_pca() {
+    tables_pca_.emplace(tables_, options_.pca);
+    if (columns_) columns_pca_.emplace(*columns_, options_.pca);
+}
+
+void table_index::build_derived() {
+    if (options_.kind == index_kind::sparse) build_sparse();
+    if (options_.kind == index_kind::int8) quantize();
+    if (options_.kind == index_kind::pca) build_pca();
 }
 
 void table_index::quantize() {

@@ -1,0 +1,96 @@
+#pragma once
+/// @file index/pca_index.hpp
+/// @brief Approximate inner-product search over dense vectors: a scan of 4-bit codes of the
+/// vectors' leading principal components (64 bytes a row for 128 components), then exact
+/// re-scoring of the best candidates.
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tabret/embedding/matrix.hpp"
+#include "tabret/index/exact_index.hpp"
+#include "tabret/index/vector_index.hpp"
+
+namespace tabret {
+
+/// The shape of a pca_index's codes and how many rows it re-scores.
+struct pca_params {
+    /// Principal components kept (at most the vectors' dimension; codes are padded to a
+    /// multiple of 64 components, 32 bytes). >= 1.
+    std::size_t dims = 128;
+    /// Rows re-scored exactly per query (raised to k): the best by the codes' score. >= 1.
+    std::size_t rescore = 1000;
+};
+
+/**
+ * @brief Top-k inner-product search that scans 4-bit codes, then re-scores exactly.
+ *
+ * Built from the rows: their mean μ, the leading params.dims principal components P of the
+ * centred rows (a covariance of at most 20,000 evenly spaced rows), each row's coordinates
+ * z = Pᵀ(v − μ) divided by each component's standard deviation σ, and those stored as 4-bit
+ * codes with a scale per row (the largest |z_j / σ_j| maps to ±7.5; a code's error is at most
+ * half a step). A query q is projected the same way (Pᵀq ⊙ σ), rounded to int8, and scored
+ * against every row's codes in one pass (AVX2 where the CPU has it: two multiply-adds per 32
+ * bytes); the params.rescore rows that score best are re-scored exactly from the float rows
+ * (shared with the exact_index, not copied), and their top k returned. Every returned score is
+ * the exact inner product; an item is missed only when its codes rank it below those
+ * candidates. With no more rows than params.rescore, search() is exact_index's.
+ *
+ * The build is deterministic (no random sample), so an index rebuilt from the same vectors
+ * (at load) answers the same. Immutable once built; const methods are thread-safe.
+ */
+class pca_index {
+  public:
+    pca_index() = default;
+
+    /**
+     * @brief Indexes the rows of @p vectors (row i gets item id i); shares their storage.
+     * @throws error for params.dims == 0 or params.rescore == 0.
+     */
+    explicit pca_index(const exact_index& vectors, pca_params params = {});
+
+    [[nodiscard]] std::size_t size() const noexcept { return exact_.size(); }
+    [[nodiscard]] std::size_t dim() const noexcept { return exact_.dim(); }
+    [[nodiscard]] const pca_params& params() const noexcept { return params_; }
+    /// Components scored per row (params.dims, at most dim(), padded to a multiple of 64).
+    [[nodiscard]] std::size_t code_dims() const noexcept { return chunks_ * chunk_dims; }
+    /// Bytes of the codes and scales (the float rows are the exact index's).
+    [[nodiscard]] std::size_t bytes() const noexcept {
+        return codes_.size() + scales_.size() * sizeof(float);
+    }
+
+    /**
+     * @brief For each query row, the min(k, size()) items best by exact inner product among the
+     * params.rescore (or k) best by the codes, best first (ties: smaller id first).
+     * @throws error for k == 0; embedding_error for a bad query.
+     */
+    [[nodiscard]] std::vector<hits> search(const matrix& queries, std::size_t k) const;
+
+    /// Exact search within @p candidates (exact_index::search_within).
+    [[nodiscard]] std::vector<hits> search_within(const matrix& queries,
+                                                  std::span<const item_id> candidates,
+                                                  std::size_t k) const {
+        return exact_.search_within(queries, candidates, k);
+    }
+
+    /// Components per 32-byte chunk of a row's codes (low nibbles 32, high nibbles 32).
+    static constexpr std::size_t chunk_dims = 64;
+
+  private:
+    /// Approximate scores of every row for query row @p q (higher is better).
+    void code_scores(const matrix& queries, Eigen::Index q, std::vector<float>& out) const;
+
+    exact_index exact_;  ///< The float rows (shared) for re-scoring.
+    pca_params params_;
+    std::size_t chunks_ = 0;
+    Eigen::RowVectorXf mean_;
+    matrix weights_;                   ///< dim × code_dims(): P with column j scaled by σ_j
+    std::vector<std::uint8_t> codes_;  ///< size × chunks × 32
+    std::vector<float> scales_;        ///< per row
+};
+
+static_assert(VectorIndex<pca_index>);
+
+}  // namespace tabret

@@ -1,0 +1,133 @@
+/// @file src/tabret/index/pca_index.cpp
+/// @brief pca_index: principal components, 4-bit codes, scan and exact re-scoring.
+
+#include "tabret/index/pca_index.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Eigenvalues>
+
+#include "tabret/error.hpp"
+#include "tabret/index/scan.hpp"
+#include "tabret/index/top_k.hpp"
+#include "tabret/interrupt.hpp"
+
+namespace tabret {
+namespace {
+
+constexpr std::size_t max_sample = 20'000;  ///< rows the covariance is estimated from
+constexpr std::size_t chunk_bytes = 32;
+constexpr float half_range = 7.5f;        ///< codes 0..15 stand for −7.5 … 7.5 steps
+constexpr std::size_t block_rows = 4096;  ///< rows projected per matrix product
+
+/// Evenly spaced rows (all of them up to max_sample), centred.
+Eigen::MatrixXf centred_sample(const matrix& v, const Eigen::RowVectorXf& mean) {
+    const auto n = static_cast<std::size_t>(v.rows());
+    const std::size_t step = std::max<std::size_t>(1, (n + max_sample - 1) / max_sample);
+    const std::size_t count = (n + step - 1) / step;
+    Eigen::MatrixXf out(static_cast<Eigen::Index>(count), v.cols());
+    for (std::size_t i = 0; i < count; ++i)
+        out.row(static_cast<Eigen::Index>(i)) = v.row(static_cast<Eigen::Index>(i * step)) - mean;
+    return out;
+}
+
+/// Row @p w's codes (chunk layout of detail::nibble_inner_products) into @p out; its scale.
+float encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, std::uint8_t* out,
+                 std::size_t chunks) {
+    const float largest = w.cwiseAbs().maxCoeff();
+    const float scale = largest / half_range;
+    std::fill(out, out + chunks * chunk_bytes, std::uint8_t{0});
+    for (Eigen::Index j = 0; j < w.size(); ++j) {
+        const float step = scale > 0.0f ? w(j) / scale : 0.0f;
+        const auto code = static_cast<std::uint8_t>(
+            std::clamp(std::floor(step + half_range + 0.5f), 0.0f, 15.0f));
+        const auto at = static_cast<std::size_t>(j);
+        const std::size_t chunk = at / pca_index::chunk_dims, within = at % pca_index::chunk_dims;
+        std::uint8_t& byte = out[chunk * chunk_bytes + within % 32];
+        byte = static_cast<std::uint8_t>(byte | (within < 32 ? code : code << 4));
+    }
+    return scale;
+}
+
+}  // namespace
+
+pca_index::pca_index(const exact_index& vectors, pca_params params)
+    : exact_(vectors), params_(params) {
+    if (params_.dims == 0) throw error("pca_index: dims must be at least 1");
+    if (params_.rescore == 0) throw error("pca_index: rescore must be at least 1");
+    const matrix& v = exact_.vectors();
+    const auto n = static_cast<std::size_t>(v.rows());
+    const auto d = static_cast<Eigen::Index>(v.cols());
+    if (n == 0 || d == 0) return;
+    const auto m = static_cast<Eigen::Index>(std::min<std::size_t>(params_.dims, exact_.dim()));
+    chunks_ = (static_cast<std::size_t>(m) + chunk_dims - 1) / chunk_dims;
+    mean_ = v.colwise().mean();
+    const Eigen::MatrixXf sample = centred_sample(v, mean_);
+    Eigen::MatrixXf covariance = Eigen::MatrixXf::Zero(d, d);
+    covariance.selfadjointView<Eigen::Lower>().rankUpdate(sample.transpose());
+    const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXf> solver(covariance);
+    if (solver.info() != Eigen::Success) throw error("pca_index: the eigen decomposition failed");
+    // Eigenvalues ascending: the last m columns, largest first, each scaled by its component's
+    // standard deviation (the weights a query is projected with).
+    weights_ = matrix::Zero(d, static_cast<Eigen::Index>(code_dims()));
+    Eigen::MatrixXf project(d, m);
+    Eigen::VectorXf deviation(m);
+    for (Eigen::Index j = 0; j < m; ++j) {
+        const Eigen::Index from = d - 1 - j;
+        const float variance = solver.eigenvalues()(from) /
+                               static_cast<float>(std::max<Eigen::Index>(1, sample.rows()));
+        deviation(j) = variance > 0.0f ? std::sqrt(variance) : 1.0f;
+        project.col(j) = solver.eigenvectors().col(from) / deviation(j);
+        weights_.col(j) = solver.eigenvectors().col(from) * deviation(j);
+    }
+    codes_.resize(n * chunks_ * chunk_bytes);
+    scales_.resize(n);
+    for (std::size_t begin = 0; begin < n; begin += block_rows) {
+        const std::size_t len = std::min(block_rows, n - begin);
+        const auto rows =
+            v.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(len));
+        const Eigen::MatrixXf whitened = (rows.rowwise() - mean_) * project;
+        for (std::size_t i = 0; i < len; ++i)
+            scales_[begin + i] =
+                encode_row(whitened.row(static_cast<Eigen::Index>(i)),
+                           codes_.data() + (begin + i) * chunks_ * chunk_bytes, chunks_);
+        check_interrupt();
+    }
+}
+
+void pca_index::code_scores(const matrix& queries, Eigen::Index q, std::vector<float>& out) const {
+    const Eigen::RowVectorXf w = queries.row(q) * weights_;
+    const float largest = w.cwiseAbs().maxCoeff();
+    const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
+    std::vector<std::int8_t> weights(static_cast<std::size_t>(w.size()));
+    float bias = 0.0f;
+    for (Eigen::Index j = 0; j < w.size(); ++j) {
+        weights[static_cast<std::size_t>(j)] = static_cast<std::int8_t>(std::lround(w(j) * to_int));
+        bias += half_range * weights[static_cast<std::size_t>(j)];
+    }
+    out.resize(size());
+    detail::nibble_inner_products(codes_.data(), scales_.data(), size(), weights.data(), chunks_,
+                                  bias, out.data());
+}
+
+std::vector<hits> pca_index::search(const matrix& queries, std::size_t k) const {
+    detail::check_k(k);
+    detail::check_queries(queries, dim(), "pca_index");
+    const std::size_t keep = std::max(k, params_.rescore);
+    if (keep >= size()) return exact_.search(queries, k);
+    std::vector<hits> out;
+    std::vector<float> scores;
+    for (Eigen::Index q = 0; q < queries.rows(); ++q) {
+        code_scores(queries, q, scores);
+        check_interrupt();
+        const auto best = detail::best_of_row(scores, 0, keep);
+        std::vector<item_id> ids(best.size());
+        std::transform(best.begin(), best.end(), ids.begin(), [](const hit& h) { return h.id; });
+        std::sort(ids.begin(), ids.end());  // neighbouring rows read together
+        out.push_back(std::move(exact_.search_within(queries.row(q), ids, k).front()));
+    }
+    return out;
+}
+
+}  // namespace tabret
