@@ -79,9 +79,11 @@ class TableIndex:
         format: Literal["signature", "words", "ddl", "described"] = "signature",
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw", "sparse", "int8"] = "exact",
+        kind: Literal["exact", "hnsw", "sparse", "int8", "pca"] = "exact",
         sparse_max_postings: int | None = None,
         sparse_rescore: int | None = None,
+        pca_dims: int | None = None,
+        pca_rescore: int | None = None,
         batch_size: int = 512,
         progress: Progress = True,
     ) -> TableIndex:
@@ -96,13 +98,19 @@ class TableIndex:
         query's posting lists hold at most ``sparse_max_postings`` entries (default 1,000,000:
         catalogs up to about 50,000 hashed columns); beyond that it reads the query's most
         informative dimensions up to that budget and re-scores the best ``sparse_rescore``
-        (default 4,000) items exactly. ``sparse_max_postings=0`` keeps it exact always."""
+        (default 4,000) items exactly. ``sparse_max_postings=0`` keeps it exact always.
+        ``pca`` (approximate, for dense vectors such as MiniLM's on large catalogs) scans 4-bit
+        codes of the vectors' ``pca_dims`` (default 128) leading principal components and
+        re-scores the best ``pca_rescore`` (default 1,000) rows exactly: every returned score
+        is exact, an item is missed when its codes rank it below those."""
         embed, name = resolve_embedder(embedder)
-        sparse = {
+        tuning = {
             key: value
             for key, value in (
                 ("sparse_max_postings", sparse_max_postings),
                 ("sparse_rescore", sparse_rescore),
+                ("pca_dims", pca_dims),
+                ("pca_rescore", pca_rescore),
             )
             if value is not None
         }
@@ -116,7 +124,7 @@ class TableIndex:
             kind=kind,
             batch_size=batch_size,
             progress=_progress(progress),
-            **sparse,
+            **tuning,
         )
         index = cls.__new__(cls)
         index._core, index._embed, index.catalog = core, embed, Catalog(core.catalog)

@@ -38,7 +38,7 @@ class IndexOptions:
     replace: bool
     embedder: str
     text: TextFormat
-    kind: Literal["exact", "hnsw", "sparse", "int8"]
+    kind: Literal["exact", "hnsw", "sparse", "int8", "pca"]
     columns: bool
     quiet: bool
     identifiers: Identifiers
@@ -75,11 +75,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--kind",
         default="exact",
-        choices=["exact", "hnsw", "sparse", "int8"],
+        choices=["exact", "hnsw", "sparse", "int8", "pca"],
         help="exact search (default); sparse: exact search through an inverted index, for the "
         "hashing embedder's sparse vectors (several times faster on large catalogs); int8: exact "
         "search that scans int8 codes first (dense vectors such as MiniLM's, about twice as fast "
-        "on large catalogs, a quarter more memory); hnsw: an "
+        "on large catalogs, a quarter more memory); pca: approximate, for dense vectors: a scan "
+        "of 4-bit codes of 128 principal components, then the best 1,000 rows re-scored "
+        "exactly (docs/benchmarks.md §2 has its recall and speed); hnsw: an "
         "approximate graph (measure its recall on your questions first: docs/benchmarks.md)",
     )
     p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
