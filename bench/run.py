@@ -6,6 +6,9 @@ Parts (each writes JSON to build/bench/):
   e2e         per-question latency with MiniLM, one per call and batched, model vs tabret
               time, with and without the embedding cache (end_to_end.json)
   scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json);
+              Spider 2.0-lite with MiniLM vectors, every dense index kind (scale_minilm.json;
+              vectors from the embedding cache $TABRET_EMBEDDING_CACHE, default
+              build/bench/embeddings, which the first run fills: about 70 minutes);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
               tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json);
@@ -117,6 +120,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "scale" in args.parts:
         extra = ["--hnsw-max", "100000", "--sizes", "1000", "10000"] if args.quick else []
         _python("bench.scale", *extra)
+        cache = os.environ.get("TABRET_EMBEDDING_CACHE", str(REPO / "build/bench/embeddings"))
+        dense = ["--sizes", "10000", "--queries", "100"] if args.quick else []
+        _python("bench.scale", "--embedding-cache", cache, *dense)
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
         _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))

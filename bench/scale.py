@@ -3,7 +3,10 @@ against exact search (swept over the search width ef, with the smallest ef reach
 TARGET_RECALL of 95%: report.py refuses a row that reaches it at no ef), on the SocialDB
 warehouse schema (1,046 tables, 18,891 columns) and
 Spider 2.0-lite (8,255 tables, 532,388 columns), with the hashing embedder (1024 dims); and
-how the cost grows with the number of indexed columns (Spider 2.0-lite prefixes).
+how the cost grows with the number of indexed columns (Spider 2.0-lite prefixes). With
+``--embedding-cache DIR``: Spider 2.0-lite with MiniLM's dense vectors instead (read from that
+embedding cache, filled first where it lacks a text), every dense index kind against exact
+search (scale_minilm.json).
 
 Every configuration runs in its own process (``--worker``), so its peak RSS (ru_maxrss) is its
 own: catalog + table index (+ HNSW graphs) + one query batch. Queries are Spider 2.0-lite
@@ -28,6 +31,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from bench.common import OUT, machine, percentile, write_json
 from tabret import Catalog, HashingEmbedder, _core
@@ -73,6 +78,41 @@ def _rss_mib() -> float:
     return 0.0
 
 
+class Preloaded:
+    """MiniLM vectors from an embedding cache (tabret.embedding_cache), held in memory so that
+    an index build or a query costs tabret's time only (§6 measures the model's). A text the
+    cache lacks is embedded by MiniLM and stored (filling the cache once takes about 70
+    minutes for Spider 2.0-lite's columns on 2 cores)."""
+
+    def __init__(self, directory: str) -> None:
+        from tabret.embedders import default_embedder
+        from tabret.embedding_cache import DiskCachedEmbedder
+
+        self.cache = DiskCachedEmbedder(default_embedder(), directory)
+        self.name = self.cache.name
+        self.memo: dict[str, np.ndarray] = {}
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        missing = list(dict.fromkeys(t for t in texts if t not in self.memo))
+        for start in range(0, len(missing), 4096):
+            batch = missing[start : start + 4096]
+            self.memo.update(
+                zip(batch, np.asarray(self.cache.embed(batch), dtype=np.float32), strict=True)
+            )
+        return np.stack([self.memo[t] for t in texts])
+
+
+def _embedder(spec: dict[str, Any], cat: Catalog, questions: list[str]) -> Any:
+    """The hashing embedder, or MiniLM preloaded with every text the build and the queries
+    embed (tables through a tables-only index, so that their texts are the index's)."""
+    if spec.get("embedder", "hashing") == "hashing":
+        return HashingEmbedder()
+    embedder = Preloaded(spec["embedding_cache"])
+    embedder([cat.serialize_column(c) for c in range(cat.num_columns)] + questions)
+    _core.TableIndex.build(cat, embedder, embedder.name, columns=False, progress=None)
+    return embedder
+
+
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
     """Builds one index and queries it; returns its measurements."""
     load = os.getloadavg()[0]
@@ -83,23 +123,19 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     else:
         cat = spider2_catalog(root, spec.get("max_columns", 0))
     load_s = time.perf_counter() - start
+    questions = spider2_questions(root, spec["queries"])
+    embedder = _embedder(spec, cat, questions)
     gc.collect()
     rss_catalog = _rss_mib()
-    embedder = HashingEmbedder()
     start, cpu = time.perf_counter(), time.process_time()
-    budget = (
-        {"sparse_max_postings": spec["sparse_max_postings"]}
-        if "sparse_max_postings" in spec
-        else {}
-    )
+    options = {key: spec[key] for key in ("sparse_max_postings", "pca_rescore") if key in spec}
     index = _core.TableIndex.build(
-        cat, embedder, embedder.name, columns=True, kind=spec["kind"], progress=None, **budget
+        cat, embedder, embedder.name, columns=True, kind=spec["kind"], progress=None, **options
     )
     build_s = time.perf_counter() - start
     build_cpu_s = time.process_time() - cpu
     rss_index = _rss_mib()
     retriever = _core.DenseRetriever(index, embedder, embedder.name)
-    questions = spider2_questions(root, spec["queries"])
     table_ms, column_ms, table_wall, column_wall, tops = [], [], [], [], []
     retriever.retrieve(questions[:1], 10, 10)  # warm-up
     for q in questions:
@@ -215,6 +251,45 @@ def _over_budget(config: dict[str, Any]) -> bool:
     return config["catalog"] == "spider2" and not 0 < config.get("max_columns", 0) < 50_000
 
 
+def _score_against(exact: dict[str, Any], row: dict[str, Any]) -> None:
+    """Recall@10 of @p row's tables and columns against the exact row's (by id and by score)."""
+    if "top" in exact and "top" in row:
+        for level, name in ((0, "table"), (1, "column")):
+            by_id, by_score = _recall(exact["top"], row["top"], level)
+            row[f"{name}_recall_at_10"] = by_id
+            row[f"{name}_score_recall_at_10"] = by_score
+
+
+#: Index kinds measured with MiniLM's dense vectors (sparse is for sparse vectors only).
+DENSE_KINDS = ("int8", "pca", "hnsw")
+
+
+def run_dense(sizes: Sequence[int], queries: int, timeout: int, cache: str) -> dict[str, Any]:
+    """Spider 2.0-lite prefixes (0: all 532,388 columns) with MiniLM vectors from ``cache``:
+    every dense index kind against exact search."""
+    rows = []
+    for n in sizes:
+        config = {
+            "catalog": "spider2",
+            "max_columns": n,
+            "embedder": "minilm",
+            "embedding_cache": cache,
+            "queries": queries,
+        }
+        exact = run_worker({**config, "kind": "exact"}, timeout)
+        rows.append(exact)
+        for kind in DENSE_KINDS:
+            row = run_worker({**config, "kind": kind}, timeout)
+            _score_against(exact, row)
+            if kind == "hnsw" and "top" in exact and row.get("sweep"):
+                _choose_ef(row, exact["top"])
+            rows.append(row)
+    for row in rows:
+        row.pop("top", None)
+        row.pop("embedding_cache", None)
+    return {"machine": machine(), "queries": queries, "embedder": "minilm", "rows": rows}
+
+
 def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict[str, Any]:
     configs: list[dict[str, Any]] = [{"catalog": "socialdb"}]
     configs += [{"catalog": "spider2", "max_columns": n} for n in sizes]
@@ -228,22 +303,14 @@ def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict
         budgets = [{}, {"sparse_max_postings": 0}] if _over_budget(config) else [{}]
         for budget in budgets:
             sparse = run_worker({**config, "kind": "sparse", **budget, "queries": queries}, timeout)
-            if "top" in exact and "top" in sparse:
-                for level, name in ((0, "table"), (1, "column")):
-                    by_id, by_score = _recall(exact["top"], sparse["top"], level)
-                    sparse[f"{name}_recall_at_10"] = by_id
-                    sparse[f"{name}_score_recall_at_10"] = by_score
+            _score_against(exact, sparse)
             rows.append(sparse)
         columns = exact.get("columns", config.get("max_columns", 0))
         if columns and hnsw_max and columns > hnsw_max:
             rows.append({**config, "kind": "hnsw", "error": f"skipped (> {hnsw_max} columns)"})
             continue
         hnsw = run_worker({**config, "kind": "hnsw", "queries": queries}, timeout)
-        if "top" in exact and "top" in hnsw:
-            for level, name in ((0, "table"), (1, "column")):
-                by_id, by_score = _recall(exact["top"], hnsw["top"], level)
-                hnsw[f"{name}_recall_at_10"] = by_id
-                hnsw[f"{name}_score_recall_at_10"] = by_score
+        _score_against(exact, hnsw)
         if "top" in exact and hnsw.get("sweep"):
             _choose_ef(hnsw, exact["top"])
         rows.append(hnsw)
@@ -255,18 +322,38 @@ def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--worker", help=argparse.SUPPRESS)
-    p.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
+    p.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        help="Spider 2.0-lite prefixes in columns (default 1000 10000 100000; with "
+        "--embedding-cache 100000 0, 0 meaning all columns)",
+    )
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--timeout", type=int, default=2400, help="seconds per configuration")
     p.add_argument(
         "--hnsw-max", type=int, default=0, help="skip HNSW above this many columns (0: never)"
+    )
+    p.add_argument(
+        "--embedding-cache",
+        metavar="DIR",
+        help="instead of the hashing rows: Spider 2.0-lite with MiniLM vectors from this "
+        "embedding cache (filled first where it lacks texts), every dense index kind, "
+        "written to scale_minilm.json; --sizes then defaults to 100000 and 0 (all columns)",
     )
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     OUT.mkdir(parents=True, exist_ok=True)
-    write_json("scale.json", run(args.sizes, args.queries, args.timeout, args.hnsw_max))
+    if args.embedding_cache:
+        dense = run_dense(
+            args.sizes or [100000, 0], args.queries, args.timeout, args.embedding_cache
+        )
+        write_json("scale_minilm.json", dense)
+        return 0
+    sizes = args.sizes or [1000, 10000, 100000]
+    write_json("scale.json", run(sizes, args.queries, args.timeout, args.hnsw_max))
     return 0
 
 
