@@ -79,6 +79,9 @@ class pca_index {
     static constexpr std::size_t chunk_dims = 64;
 
   private:
+    /// The top k of rows @p ids (ascending) by exact inner product with @p query.
+    [[nodiscard]] hits rescored(const float* query, std::span<const item_id> ids,
+                                std::size_t k) const;
     /// Approximate scores of every row for query row @p q (higher is better).
     void code_scores(const matrix& queries, Eigen::Index q, std::vector<float>& out) const;
 

@@ -125,9 +125,28 @@ std::vector<hits> pca_index::search(const matrix& queries, std::size_t k) const 
         std::vector<item_id> ids(best.size());
         std::transform(best.begin(), best.end(), ids.begin(), [](const hit& h) { return h.id; });
         std::sort(ids.begin(), ids.end());  // neighbouring rows read together
-        out.push_back(std::move(exact_.search_within(queries.row(q), ids, k).front()));
+        out.push_back(rescored(queries.row(q).data(), ids, k));
     }
     return out;
+}
+
+hits pca_index::rescored(const float* query, std::span<const item_id> ids, std::size_t k) const {
+    // Row by row in place (no gathered copy), each through the scan kernel exact_index uses
+    // for one query, so a score is bit for bit the exact search's; rows prefetched ahead.
+    constexpr std::size_t ahead = 4;
+    const matrix& v = exact_.vectors();
+    const std::size_t d = dim();
+    const auto row = [&](item_id id) { return v.row(static_cast<Eigen::Index>(id)).data(); };
+    std::vector<float> scores(ids.size());
+    for (std::size_t j = 0; j < ids.size(); ++j) {
+        if (j + ahead < ids.size()) {
+            const auto* next = reinterpret_cast<const char*>(row(ids[j + ahead]));
+            for (std::size_t line = 0; line < d * sizeof(float); line += 64)
+                __builtin_prefetch(next + line);
+        }
+        detail::inner_products(row(ids[j]), 1, query, 1, d, &scores[j]);
+    }
+    return detail::top_k_of_row(scores, ids, 0, k);
 }
 
 }  // namespace tabret
