@@ -103,8 +103,8 @@ void register_index(py::module_& m) {
                const std::string& format, const std::string& names, bool columns,
                const std::string& kind, std::size_t hnsw_m, std::size_t ef_construction,
                std::size_t ef_search, std::size_t sparse_max_postings, std::size_t sparse_rescore,
-               std::size_t pca_dims, std::size_t pca_rescore, std::size_t batch_size,
-               const py::object& progress) {
+               std::size_t pca_dims, std::size_t pca_scan_dims, std::size_t pca_shortlist,
+               std::size_t pca_rescore, std::size_t batch_size, const py::object& progress) {
                 table_index_options o;
                 o.format = to_table_format(format);
                 o.names = to_name_style(names);
@@ -116,6 +116,8 @@ void register_index(py::module_& m) {
                 o.sparse.max_postings = sparse_max_postings;
                 o.sparse.rescore = sparse_rescore;
                 o.pca.dims = pca_dims;
+                o.pca.scan_dims = pca_scan_dims;
+                o.pca.shortlist = pca_shortlist;
                 o.pca.rescore = pca_rescore;
                 o.batch_size = batch_size;
                 auto embedder = to_embedder(embed, name);
@@ -130,8 +132,11 @@ void register_index(py::module_& m) {
             py::arg("ef_construction") = 200, py::arg("ef_search") = 64,
             py::arg("sparse_max_postings") = sparse_params{}.max_postings,
             py::arg("sparse_rescore") = sparse_params{}.rescore,
-            py::arg("pca_dims") = pca_params{}.dims, py::arg("pca_rescore") = pca_params{}.rescore,
-            py::arg("batch_size") = 512, py::arg("progress") = py::none())
+            py::arg("pca_dims") = pca_params{}.dims,
+            py::arg("pca_scan_dims") = pca_params{}.scan_dims,
+            py::arg("pca_shortlist") = pca_params{}.shortlist,
+            py::arg("pca_rescore") = pca_params{}.rescore, py::arg("batch_size") = 512,
+            py::arg("progress") = py::none())
         .def_static(
             "load",
             [](const std::filesystem::path& dir) {

@@ -83,6 +83,8 @@ class TableIndex:
         sparse_max_postings: int | None = None,
         sparse_rescore: int | None = None,
         pca_dims: int | None = None,
+        pca_scan_dims: int | None = None,
+        pca_shortlist: int | None = None,
         pca_rescore: int | None = None,
         batch_size: int = 512,
         progress: Progress = True,
@@ -99,10 +101,12 @@ class TableIndex:
         catalogs up to about 50,000 hashed columns); beyond that it reads the query's most
         informative dimensions up to that budget and re-scores the best ``sparse_rescore``
         (default 4,000) items exactly. ``sparse_max_postings=0`` keeps it exact always.
-        ``pca`` (approximate, for dense vectors such as MiniLM's on large catalogs) scans 4-bit
-        codes of the vectors' ``pca_dims`` (default 128) leading principal components and
-        re-scores the best ``pca_rescore`` (default 1,000) rows exactly: every returned score
-        is exact, an item is missed when its codes rank it below those."""
+        ``pca`` (approximate, for dense vectors such as MiniLM's on large catalogs) codes the
+        vectors' ``pca_dims`` (default 256) leading principal components in 4 bits, scans the
+        first ``pca_scan_dims`` (128) of every row, adds the others' for the best
+        ``pca_shortlist`` (20,000) rows and re-scores the best ``pca_rescore`` (1,000) of those
+        exactly: every returned score is exact, an item is missed when its codes rank it below
+        those."""
         embed, name = resolve_embedder(embedder)
         tuning = {
             key: value
@@ -110,6 +114,8 @@ class TableIndex:
                 ("sparse_max_postings", sparse_max_postings),
                 ("sparse_rescore", sparse_rescore),
                 ("pca_dims", pca_dims),
+                ("pca_scan_dims", pca_scan_dims),
+                ("pca_shortlist", pca_shortlist),
                 ("pca_rescore", pca_rescore),
             )
             if value is not None

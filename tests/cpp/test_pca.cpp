@@ -120,9 +120,36 @@ TEST_CASE("pca index: more components find more of the exact top 10", "[index][p
     CHECK(few < 0.9);  // the cost of re-scoring only 30 rows found from 2 components
 }
 
+TEST_CASE("pca index: a shortlist scored on every component finds what the scan alone misses",
+          "[index][pca]") {
+    const std::size_t n = 3000, d = 128;
+    const exact_index exact(family_rows(n, d, 31));
+    const matrix queries = random_rows(40, d, 32);
+    const auto recall_with = [&](const pca_params& p) {
+        const pca_index pca(exact, p);
+        double sum = 0;
+        for (Eigen::Index q = 0; q < queries.rows(); ++q) {
+            const matrix one = queries.row(q);
+            sum += recall_by_score(pca.search(one, 10).front(), exact.search(one, 10).front());
+        }
+        return sum / static_cast<double>(queries.rows());
+    };
+    // 64 of 128 components scanned; 30 re-scored straight from that scan, or from a shortlist
+    // of 600 scored on all 128
+    const double scan_only = recall_with({.dims = 64, .scan_dims = 64, .rescore = 30});
+    const double two_stage =
+        recall_with({.dims = 128, .scan_dims = 64, .shortlist = 600, .rescore = 30});
+    CHECK(scan_only < two_stage);
+    CHECK(two_stage >= 0.9);
+    const pca_index pca(exact, {.dims = 128, .scan_dims = 64, .shortlist = 600, .rescore = 30});
+    CHECK(pca.code_dims() == 128);
+    CHECK(pca.bytes() == n * 64 + n * 4);
+}
+
 TEST_CASE("pca index: conventions and bad input", "[index][pca]") {
     const exact_index exact(family_rows(50, 16, 3));
     CHECK_THROWS_AS(pca_index(exact, {.dims = 0}), error);
+    CHECK_THROWS_AS(pca_index(exact, {.scan_dims = 0}), error);
     CHECK_THROWS_AS(pca_index(exact, {.rescore = 0}), error);
     const pca_index pca(exact, {.dims = 8, .rescore = 5});
     CHECK_THROWS_AS(pca.search(random_rows(1, 16, 1), 0), error);
@@ -137,7 +164,8 @@ TEST_CASE("pca index: conventions and bad input", "[index][pca]") {
 TEST_CASE("table index of kind pca re-scores exactly and survives save and load", "[index][pca]") {
     const hashing_embedder e;
     table_index_options o{.kind = index_kind::pca};
-    o.pca = {.dims = 16, .rescore = 6};  // fewer than the demo's tables and columns
+    o.pca = {
+        .dims = 128, .scan_dims = 64, .shortlist = 12, .rescore = 6};  // below the demo's sizes
     const auto pca = table_index::build(test::demo(), e, e.name(), o);
     const auto& exact = test::demo_index();
     const matrix queries = exact.tables().vectors().topRows(3);
@@ -151,7 +179,9 @@ TEST_CASE("table index of kind pca re-scores exactly and survives save and load"
     pca.save(dir.path() / "idx");
     const auto loaded = table_index::load(dir.path() / "idx");
     CHECK(loaded.options().kind == index_kind::pca);
-    CHECK(loaded.options().pca.dims == 16);
+    CHECK(loaded.options().pca.dims == 128);
+    CHECK(loaded.options().pca.scan_dims == 64);
+    CHECK(loaded.options().pca.shortlist == 12);
     CHECK(loaded.options().pca.rescore == 6);
     CHECK(loaded.search_tables(queries, 5) == pca.search_tables(queries, 5));
     CHECK(loaded.search_columns(queries, 8) == pca.search_columns(queries, 8));

@@ -190,11 +190,17 @@ def test_pca_index_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path)
     exact = DenseRetriever(TableIndex.build(cat, HASHING, progress=False))
     want = exact.retrieve(qs, cat.num_tables, k_columns=cat.num_columns)  # every score
 
-    def pca(dims: int, rescore: int) -> tuple[TableIndex, int]:
+    def pca(dims: int, rescore: int, shortlist: int = 20_000) -> tuple[TableIndex, int]:
         """The index and how many of the exact top 10 tables and columns its searches miss;
         every score it returns is the exact one (the batch of `want` sums in another order)."""
         index = TableIndex.build(
-            cat, HASHING, kind="pca", pca_dims=dims, pca_rescore=rescore, progress=False
+            cat,
+            HASHING,
+            kind="pca",
+            pca_dims=dims,
+            pca_shortlist=shortlist,
+            pca_rescore=rescore,
+            progress=False,
         )
         missed = 0
         for g, w in zip(DenseRetriever(index).retrieve(qs, 10, k_columns=10), want, strict=True):
@@ -215,6 +221,8 @@ def test_pca_index_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path)
     assert pca(1, 20)[1] > 200
     index, missed = pca(128, 200)
     assert missed <= 8
+    # 128 components scanned, a shortlist of 400 scored on 256, 100 re-scored
+    assert pca(256, 100, shortlist=400)[1] <= 8
     index.save(tmp_path / "p")
     loaded = TableIndex.load(tmp_path / "p", HASHING)
     assert loaded.core.kind == "pca"

@@ -15,12 +15,18 @@
 
 namespace tabret {
 
-/// The shape of a pca_index's codes and how many rows it re-scores.
+/// The shape of a pca_index's codes and how many rows each stage of a search keeps.
 struct pca_params {
-    /// Principal components kept (at most the vectors' dimension; codes are padded to a
-    /// multiple of 64 components, 32 bytes). >= 1.
-    std::size_t dims = 128;
-    /// Rows re-scored exactly per query (raised to k): the best by the codes' score. >= 1.
+    /// Principal components coded (at most the vectors' dimension; padded to a multiple of 64
+    /// components, 32 bytes of codes). >= 1.
+    std::size_t dims = 256;
+    /// The leading components whose codes are scanned for every row (rounded up to a multiple
+    /// of 64; 128: 64 bytes a row). >= 1.
+    std::size_t scan_dims = 128;
+    /// Rows best by the scanned components whose other components are scored too (raised to
+    /// rescore).
+    std::size_t shortlist = 20'000;
+    /// Rows re-scored exactly per query (raised to k): the best by all the codes. >= 1.
     std::size_t rescore = 1000;
 };
 
@@ -31,12 +37,14 @@ struct pca_params {
  * centred rows (a covariance of at most 20,000 evenly spaced rows), each row's coordinates
  * z = Pᵀ(v − μ) divided by each component's standard deviation σ, and those stored as 4-bit
  * codes with a scale per row (the largest |z_j / σ_j| maps to ±7.5; a code's error is at most
- * half a step). A query q is projected the same way (Pᵀq ⊙ σ), rounded to int8, and scored
- * against every row's codes in one pass (AVX2 where the CPU has it: two multiply-adds per 32
- * bytes); the params.rescore rows that score best are re-scored exactly from the float rows
- * (shared with the exact_index, not copied), and their top k returned. Every returned score is
- * the exact inner product; an item is missed only when its codes rank it below those
- * candidates. With no more rows than params.rescore, search() is exact_index's.
+ * half a step), the first params.scan_dims components' codes apart from the others'. A query q
+ * is projected the same way (Pᵀq ⊙ σ) and rounded to int8; every row's scanned codes are
+ * scored in one pass (AVX2 where the CPU has it: two multiply-adds per 32 bytes), the
+ * params.shortlist best rows get their other components' scores added, and the params.rescore
+ * best by all of them are re-scored exactly from the float rows (shared with the exact_index,
+ * not copied), their top k returned. Every returned score is the exact inner product; an item
+ * is missed only when its codes rank it below those candidates. With no more rows than
+ * params.rescore, search() is exact_index's.
  *
  * The build is deterministic (no random sample), so an index rebuilt from the same vectors
  * (at load) answers the same. Immutable once built; const methods are thread-safe.
@@ -55,10 +63,12 @@ class pca_index {
     [[nodiscard]] std::size_t dim() const noexcept { return exact_.dim(); }
     [[nodiscard]] const pca_params& params() const noexcept { return params_; }
     /// Components scored per row (params.dims, at most dim(), padded to a multiple of 64).
-    [[nodiscard]] std::size_t code_dims() const noexcept { return chunks_ * chunk_dims; }
+    [[nodiscard]] std::size_t code_dims() const noexcept {
+        return (scan_chunks_ + rest_chunks_) * chunk_dims;
+    }
     /// Bytes of the codes and scales (the float rows are the exact index's).
     [[nodiscard]] std::size_t bytes() const noexcept {
-        return codes_.size() + scales_.size() * sizeof(float);
+        return scan_codes_.size() + rest_codes_.size() + scales_.size() * sizeof(float);
     }
 
     /**
@@ -82,16 +92,26 @@ class pca_index {
     /// The top k of rows @p ids (ascending) by exact inner product with @p query.
     [[nodiscard]] hits rescored(const float* query, std::span<const item_id> ids,
                                 std::size_t k) const;
-    /// Approximate scores of every row for query row @p q (higher is better).
-    void code_scores(const matrix& queries, Eigen::Index q, std::vector<float>& out) const;
+    /// A query's int8 weights per coded component and the codes' offsets (7.5 · Σ weights)
+    /// of the scanned and the other components.
+    struct query_codes {
+        std::vector<std::int8_t> weights;
+        float scan_bias = 0.0f, rest_bias = 0.0f;
+    };
+    [[nodiscard]] query_codes quantized(const matrix& queries, Eigen::Index q) const;
+    /// The @p keep rows (ascending ids) best by the codes for query row @p q: every row by the
+    /// scanned components, then the shortlist by all of them.
+    [[nodiscard]] std::vector<item_id> candidates(const matrix& queries, Eigen::Index q,
+                                                  std::size_t keep) const;
 
     exact_index exact_;  ///< The float rows (shared) for re-scoring.
     pca_params params_;
-    std::size_t chunks_ = 0;
+    std::size_t scan_chunks_ = 0, rest_chunks_ = 0;
     Eigen::RowVectorXf mean_;
-    matrix weights_;                   ///< dim × code_dims(): P with column j scaled by σ_j
-    std::vector<std::uint8_t> codes_;  ///< size × chunks × 32
-    std::vector<float> scales_;        ///< per row
+    matrix weights_;                        ///< dim × code_dims(): P, column j scaled by σ_j
+    std::vector<std::uint8_t> scan_codes_;  ///< size × scan chunks × 32
+    std::vector<std::uint8_t> rest_codes_;  ///< size × other chunks × 32
+    std::vector<float> scales_;             ///< per row
 };
 
 static_assert(VectorIndex<pca_index>);

@@ -54,14 +54,17 @@ float encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, std::uint8_t* ou
 
 pca_index::pca_index(const exact_index& vectors, pca_params params)
     : exact_(vectors), params_(params) {
-    if (params_.dims == 0) throw error("pca_index: dims must be at least 1");
+    if (params_.dims == 0 || params_.scan_dims == 0)
+        throw error("pca_index: dims and scan_dims must be at least 1");
     if (params_.rescore == 0) throw error("pca_index: rescore must be at least 1");
     const matrix& v = exact_.vectors();
     const auto n = static_cast<std::size_t>(v.rows());
     const auto d = static_cast<Eigen::Index>(v.cols());
     if (n == 0 || d == 0) return;
     const auto m = static_cast<Eigen::Index>(std::min<std::size_t>(params_.dims, exact_.dim()));
-    chunks_ = (static_cast<std::size_t>(m) + chunk_dims - 1) / chunk_dims;
+    const std::size_t chunks = (static_cast<std::size_t>(m) + chunk_dims - 1) / chunk_dims;
+    scan_chunks_ = std::min(chunks, (params_.scan_dims + chunk_dims - 1) / chunk_dims);
+    rest_chunks_ = chunks - scan_chunks_;
     mean_ = v.colwise().mean();
     const Eigen::MatrixXf sample = centred_sample(v, mean_);
     Eigen::MatrixXf covariance = Eigen::MatrixXf::Zero(d, d);
@@ -72,43 +75,82 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
     // standard deviation (the weights a query is projected with).
     weights_ = matrix::Zero(d, static_cast<Eigen::Index>(code_dims()));
     Eigen::MatrixXf project(d, m);
-    Eigen::VectorXf deviation(m);
     for (Eigen::Index j = 0; j < m; ++j) {
         const Eigen::Index from = d - 1 - j;
         const float variance = solver.eigenvalues()(from) /
                                static_cast<float>(std::max<Eigen::Index>(1, sample.rows()));
-        deviation(j) = variance > 0.0f ? std::sqrt(variance) : 1.0f;
-        project.col(j) = solver.eigenvectors().col(from) / deviation(j);
-        weights_.col(j) = solver.eigenvectors().col(from) * deviation(j);
+        const float deviation = variance > 0.0f ? std::sqrt(variance) : 1.0f;
+        project.col(j) = solver.eigenvectors().col(from) / deviation;
+        weights_.col(j) = solver.eigenvectors().col(from) * deviation;
     }
-    codes_.resize(n * chunks_ * chunk_bytes);
+    const std::size_t scan_bytes = scan_chunks_ * chunk_bytes,
+                      rest_bytes = rest_chunks_ * chunk_bytes;
+    scan_codes_.resize(n * scan_bytes);
+    rest_codes_.resize(n * rest_bytes);
     scales_.resize(n);
+    std::vector<std::uint8_t> row(chunks * chunk_bytes);
     for (std::size_t begin = 0; begin < n; begin += block_rows) {
         const std::size_t len = std::min(block_rows, n - begin);
         const auto rows =
             v.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(len));
         const Eigen::MatrixXf whitened = (rows.rowwise() - mean_) * project;
-        for (std::size_t i = 0; i < len; ++i)
-            scales_[begin + i] =
-                encode_row(whitened.row(static_cast<Eigen::Index>(i)),
-                           codes_.data() + (begin + i) * chunks_ * chunk_bytes, chunks_);
+        for (std::size_t i = 0; i < len; ++i) {
+            const std::size_t r = begin + i;
+            scales_[r] = encode_row(whitened.row(static_cast<Eigen::Index>(i)), row.data(), chunks);
+            std::copy_n(row.data(), scan_bytes, scan_codes_.data() + r * scan_bytes);
+            std::copy_n(row.data() + scan_bytes, rest_bytes, rest_codes_.data() + r * rest_bytes);
+        }
         check_interrupt();
     }
 }
 
-void pca_index::code_scores(const matrix& queries, Eigen::Index q, std::vector<float>& out) const {
+pca_index::query_codes pca_index::quantized(const matrix& queries, Eigen::Index q) const {
     const Eigen::RowVectorXf w = queries.row(q) * weights_;
     const float largest = w.cwiseAbs().maxCoeff();
     const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
-    std::vector<std::int8_t> weights(static_cast<std::size_t>(w.size()));
-    float bias = 0.0f;
-    for (Eigen::Index j = 0; j < w.size(); ++j) {
-        weights[static_cast<std::size_t>(j)] = static_cast<std::int8_t>(std::lround(w(j) * to_int));
-        bias += half_range * weights[static_cast<std::size_t>(j)];
+    query_codes out;
+    out.weights.resize(static_cast<std::size_t>(w.size()));
+    const std::size_t scanned = scan_chunks_ * chunk_dims;
+    for (std::size_t j = 0; j < out.weights.size(); ++j) {
+        const auto weight =
+            static_cast<std::int8_t>(std::lround(w(static_cast<Eigen::Index>(j)) * to_int));
+        out.weights[j] = weight;
+        (j < scanned ? out.scan_bias : out.rest_bias) += half_range * weight;
     }
-    out.resize(size());
-    detail::nibble_inner_products(codes_.data(), scales_.data(), size(), weights.data(), chunks_,
-                                  bias, out.data());
+    return out;
+}
+
+std::vector<item_id> pca_index::candidates(const matrix& queries, Eigen::Index q,
+                                           std::size_t keep) const {
+    const auto codes = quantized(queries, q);
+    std::vector<float> scores(size());
+    detail::nibble_inner_products(scan_codes_.data(), scales_.data(), size(), codes.weights.data(),
+                                  scan_chunks_, codes.scan_bias, scores.data());
+    check_interrupt();
+    auto best =
+        detail::best_of_row(scores, 0, rest_chunks_ > 0 ? std::max(keep, params_.shortlist) : keep);
+    if (rest_chunks_ > 0 && best.size() > keep) {
+        // The shortlist's other components: their codes gathered (ids ascending), scanned,
+        // added to the first components' scores.
+        std::sort(best.begin(), best.end(), [](const hit& a, const hit& b) { return a.id < b.id; });
+        const std::size_t rest_bytes = rest_chunks_ * chunk_bytes;
+        std::vector<std::uint8_t> rest(best.size() * rest_bytes);
+        std::vector<float> shortlist_scales(best.size()), more(best.size());
+        for (std::size_t j = 0; j < best.size(); ++j) {
+            std::copy_n(rest_codes_.data() + best[j].id * rest_bytes, rest_bytes,
+                        rest.data() + j * rest_bytes);
+            shortlist_scales[j] = scales_[best[j].id];
+        }
+        detail::nibble_inner_products(rest.data(), shortlist_scales.data(), best.size(),
+                                      codes.weights.data() + scan_chunks_ * chunk_dims,
+                                      rest_chunks_, codes.rest_bias, more.data());
+        for (std::size_t j = 0; j < best.size(); ++j) best[j].score += more[j];
+        detail::keep_best(best, keep);
+    }
+    std::vector<item_id> ids(best.size());
+    std::transform(best.begin(), best.end(), ids.begin(), [](const hit& h) { return h.id; });
+    std::sort(ids.begin(), ids.end());  // neighbouring rows read together
+    return ids;
 }
 
 std::vector<hits> pca_index::search(const matrix& queries, std::size_t k) const {
@@ -117,16 +159,8 @@ std::vector<hits> pca_index::search(const matrix& queries, std::size_t k) const 
     const std::size_t keep = std::max(k, params_.rescore);
     if (keep >= size()) return exact_.search(queries, k);
     std::vector<hits> out;
-    std::vector<float> scores;
-    for (Eigen::Index q = 0; q < queries.rows(); ++q) {
-        code_scores(queries, q, scores);
-        check_interrupt();
-        const auto best = detail::best_of_row(scores, 0, keep);
-        std::vector<item_id> ids(best.size());
-        std::transform(best.begin(), best.end(), ids.begin(), [](const hit& h) { return h.id; });
-        std::sort(ids.begin(), ids.end());  // neighbouring rows read together
-        out.push_back(rescored(queries.row(q).data(), ids, k));
-    }
+    for (Eigen::Index q = 0; q < queries.rows(); ++q)
+        out.push_back(rescored(queries.row(q).data(), candidates(queries, q, keep), k));
     return out;
 }
 

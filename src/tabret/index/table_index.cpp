@@ -40,7 +40,11 @@ nlohmann::json index_meta(const std::string& embedder_name, std::size_t dim,
               {"seed", options.hnsw.seed}}},
             {"sparse",
              {{"max_postings", options.sparse.max_postings}, {"rescore", options.sparse.rescore}}},
-            {"pca", {{"dims", options.pca.dims}, {"rescore", options.pca.rescore}}}};
+            {"pca",
+             {{"dims", options.pca.dims},
+              {"scan_dims", options.pca.scan_dims},
+              {"shortlist", options.pca.shortlist},
+              {"rescore", options.pca.rescore}}}};
 }
 
 table_index_options options_from(const detail::json_reader& r) {
@@ -71,6 +75,8 @@ table_index_options options_from(const detail::json_reader& r) {
         const detail::json_reader p(r.get("pca", nlohmann::json::value_t::object), r.source(),
                                     "manifest.pca");
         o.pca.dims = p.count("dims");
+        o.pca.scan_dims = p.count("scan_dims");
+        o.pca.shortlist = p.count("shortlist");
         o.pca.rescore = p.count("rescore");
     }
     return o;
