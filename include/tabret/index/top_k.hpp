@@ -111,7 +111,8 @@ inline hits best_of_row(std::span<const float> scores, item_id first_id, std::si
     };
     hits out;
     const std::size_t n = scores.size();
-    const std::size_t stride = std::max<std::size_t>(1, n / (2 * std::max<std::size_t>(m, 1)));
+    const std::size_t want = std::max<std::size_t>(m, 1);          // 2 · want must not overflow:
+    const std::size_t stride = want < n / 2 ? n / (2 * want) : 1;  // m may come from a file
     if (m < n && stride > 1) {
         std::vector<float> sample;
         sample.reserve(n / stride + 1);

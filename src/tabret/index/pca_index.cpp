@@ -127,8 +127,10 @@ std::vector<item_id> pca_index::candidates(const matrix& queries, Eigen::Index q
     detail::nibble_inner_products(scan_codes_.data(), scales_.data(), size(), codes.weights.data(),
                                   scan_chunks_, codes.scan_bias, scores.data());
     check_interrupt();
-    auto best =
-        detail::best_of_row(scores, 0, rest_chunks_ > 0 ? std::max(keep, params_.shortlist) : keep);
+    // (keep < size(): search() answers exactly otherwise)
+    const std::size_t shortlist =
+        rest_chunks_ > 0 ? std::min(size(), std::max(keep, params_.shortlist)) : keep;
+    auto best = detail::best_of_row(scores, 0, shortlist);
     if (rest_chunks_ > 0 && best.size() > keep) {
         // The shortlist's other components: their codes gathered (ids ascending), scanned,
         // added to the first components' scores.
