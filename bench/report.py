@@ -290,7 +290,7 @@ def dense_scale_section(s: dict[str, Any]) -> list[str]:
         "0.9 GiB at 532k). Kinds for dense vectors: *int8* (exact: int8 codes, then the rows "
         "that may reach the top 10 re-scored), *pca* (`index/pca_index.hpp`: 4-bit codes of the "
         "256 leading principal components; the first 128, 64 bytes a column, scanned with an "
-        "AVX2 kernel, the best 20,000 columns scored on all 256, the best 1,000 of those "
+        "AVX2 kernel, the best 10,000 columns scored on all 256, the best 1,000 of those "
         "re-scored exactly), *hnsw* (as above).",
         "",
     ]

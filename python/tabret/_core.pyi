@@ -217,7 +217,7 @@ class TableIndex:
         sparse_rescore: int = 4000,
         pca_dims: int = 256,
         pca_scan_dims: int = 128,
-        pca_shortlist: int = 20_000,
+        pca_shortlist: int = 10_000,
         pca_rescore: int = 1000,
         batch_size: int = 512,
         progress: Callable[[str, int, int], None] | None = None,

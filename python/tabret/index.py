@@ -104,7 +104,7 @@ class TableIndex:
         ``pca`` (approximate, for dense vectors such as MiniLM's on large catalogs) codes the
         vectors' ``pca_dims`` (default 256) leading principal components in 4 bits, scans the
         first ``pca_scan_dims`` (128) of every row, adds the others' for the best
-        ``pca_shortlist`` (20,000) rows and re-scores the best ``pca_rescore`` (1,000) of those
+        ``pca_shortlist`` (10,000) rows and re-scores the best ``pca_rescore`` (1,000) of those
         exactly: every returned score is exact, an item is missed when its codes rank it below
         those."""
         embed, name = resolve_embedder(embedder)

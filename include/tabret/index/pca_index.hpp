@@ -25,7 +25,7 @@ struct pca_params {
     std::size_t scan_dims = 128;
     /// Rows best by the scanned components whose other components are scored too (raised to
     /// rescore).
-    std::size_t shortlist = 20'000;
+    std::size_t shortlist = 10'000;
     /// Rows re-scored exactly per query (raised to k): the best by all the codes. >= 1.
     std::size_t rescore = 1000;
 };

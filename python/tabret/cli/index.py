@@ -80,7 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "hashing embedder's sparse vectors (several times faster on large catalogs); int8: exact "
         "search that scans int8 codes first (dense vectors such as MiniLM's, about twice as fast "
         "on large catalogs, a quarter more memory); pca: approximate, for dense vectors: a scan "
-        "of 4-bit codes of 128 principal components, the best 20,000 rows scored on 256, the "
+        "of 4-bit codes of 128 principal components, the best 10,000 rows scored on 256, the "
         "best 1,000 of those re-scored exactly (docs/benchmarks.md §2 has its recall and "
         "speed); hnsw: an approximate graph (measure its recall on your questions first: "
         "docs/benchmarks.md)",
