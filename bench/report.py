@@ -268,9 +268,7 @@ def scale_section(s: dict[str, Any]) -> list[str]:
         "Spider 2.0-lite prefixes (whole tables in file order).",
         "",
     ]
-    out += scale_rows_table(s["rows"])
-    out += target_lines(s["rows"], "`exact` is the default index kind")
-    out += ef_sweep_lines(s["rows"])
+    out += scale_tables(s["rows"], "`exact` is the default index kind")
     if _scale_plot(s["rows"]):
         out += ["", f"![build time and column latency against size]({PLOT.name})"]
     out.append("")
@@ -294,11 +292,12 @@ def dense_scale_section(s: dict[str, Any]) -> list[str]:
         "re-scored exactly), *hnsw* (as above).",
         "",
     ]
-    out += scale_rows_table(s["rows"])
-    out += target_lines(s["rows"], "MiniLM is the default embedder")
-    out += ef_sweep_lines(s["rows"])
-    out.append("")
-    return out
+    return [*out, *scale_tables(s["rows"], "MiniLM is the default embedder"), ""]
+
+
+def scale_tables(rows: Sequence[dict[str, Any]], note: str) -> list[str]:
+    """The rows, the targets on the full catalog (with @p note) and the HNSW ef sweep."""
+    return [*scale_rows_table(rows), *target_lines(rows, note), *ef_sweep_lines(rows)]
 
 
 def scale_rows_table(rows_in: Sequence[dict[str, Any]]) -> list[str]:

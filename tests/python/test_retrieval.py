@@ -142,17 +142,45 @@ def test_hnsw_agrees_with_exact(tmp_path: Path) -> None:
     assert c == b
 
 
-def test_sparse_budget_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path) -> None:
+def _exact_on_union(data_dir: Path) -> tuple[tabret.Catalog, list[str], list[Any]]:
+    """SpiderUnion's catalog, 20 of its questions and their exact retrievals with every table
+    and column scored (hashing vectors)."""
     bench = load_benchmark("spider-union", data_dir)
     cat = bench.catalog
     qs = [q.question for q in bench.questions[:20]]
     exact = DenseRetriever(TableIndex.build(cat, HASHING, progress=False))
-    want = exact.retrieve(qs, cat.num_tables, k_columns=cat.num_columns)  # every score
+    return cat, qs, exact.retrieve(qs, cat.num_tables, k_columns=cat.num_columns)
 
-    def budgeted(max_postings: int, rescore: int) -> tuple[TableIndex, int]:
-        """The index and how many of the exact top 10 tables and columns its searches miss;
-        every score it returns is the exact one."""
-        index = TableIndex.build(
+
+def _missed(index: TableIndex, qs: list[str], want: list[Any]) -> int:
+    """How many of the exact top 10 tables and columns the index's searches miss; every score
+    it returns is the exact one (up to float rounding: `want` came from one batch)."""
+    missed = 0
+    for g, w in zip(DenseRetriever(index).retrieve(qs, 10, k_columns=10), want, strict=True):
+        tables, columns = {t.id: t.score for t in w.tables}, {c.id: c.score for c in w.columns}
+        got_tables = [tables[t.id] for t in g.tables]
+        assert [t.score for t in g.tables] == pytest.approx(got_tables, abs=1e-6)
+        got_columns = [columns[c.id] for c in g.columns]
+        assert [c.score for c in g.columns] == pytest.approx(got_columns, abs=1e-6)
+        missed += len({t.id for t in w.tables[:10]} - {t.id for t in g.tables})
+        missed += len({c.id for c in w.columns[:10]} - {c.id for c in g.columns})
+    return missed
+
+
+def _saves_and_loads(index: TableIndex, path: Path, qs: list[str]) -> None:
+    index.save(path)
+    loaded = TableIndex.load(path, HASHING)
+    assert loaded.core.kind == index.core.kind
+    assert DenseRetriever(loaded).retrieve(qs, 10, k_columns=10) == DenseRetriever(index).retrieve(
+        qs, 10, k_columns=10
+    )
+
+
+def test_sparse_budget_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path) -> None:
+    cat, qs, want = _exact_on_union(data_dir)
+
+    def budgeted(max_postings: int, rescore: int) -> TableIndex:
+        return TableIndex.build(
             cat,
             HASHING,
             kind="sparse",
@@ -160,40 +188,22 @@ def test_sparse_budget_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: P
             sparse_rescore=rescore,
             progress=False,
         )
-        missed = 0
-        for g, w in zip(DenseRetriever(index).retrieve(qs, 10, k_columns=10), want, strict=True):
-            tables, columns = {t.id: t.score for t in w.tables}, {c.id: c.score for c in w.columns}
-            assert [t.score for t in g.tables] == pytest.approx([tables[t.id] for t in g.tables])
-            assert [c.score for c in g.columns] == pytest.approx([columns[c.id] for c in g.columns])
-            missed += len({t.id for t in w.tables[:10]} - {t.id for t in g.tables})
-            missed += len({c.id for c in w.columns[:10]} - {c.id for c in g.columns})
-        return index, missed
 
     # a question's postings over 876 tables (~28 % non-zero) run to tens of thousands: a budget
     # of one dimension misses much; 5,000 postings and 100 re-scored miss under 5 %
-    assert budgeted(1, 50)[1] > 100
-    index, missed = budgeted(5000, 100)
-    assert missed <= 20
-    index.save(tmp_path / "b")
-    loaded = TableIndex.load(tmp_path / "b", HASHING)
-    assert DenseRetriever(loaded).retrieve(qs, 10, k_columns=10) == DenseRetriever(index).retrieve(
-        qs, 10, k_columns=10
-    )
+    assert _missed(budgeted(1, 50), qs, want) > 100
+    index = budgeted(5000, 100)
+    assert _missed(index, qs, want) <= 20
+    _saves_and_loads(index, tmp_path / "b", qs)
     with pytest.raises(tabret.Error, match="rescore must be at least 1"):
         TableIndex.build(cat, HASHING, kind="sparse", sparse_rescore=0, progress=False)
 
 
 def test_pca_index_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path) -> None:
-    bench = load_benchmark("spider-union", data_dir)
-    cat = bench.catalog
-    qs = [q.question for q in bench.questions[:20]]
-    exact = DenseRetriever(TableIndex.build(cat, HASHING, progress=False))
-    want = exact.retrieve(qs, cat.num_tables, k_columns=cat.num_columns)  # every score
+    cat, qs, want = _exact_on_union(data_dir)
 
-    def pca(dims: int, rescore: int, shortlist: int = 20_000) -> tuple[TableIndex, int]:
-        """The index and how many of the exact top 10 tables and columns its searches miss;
-        every score it returns is the exact one (the batch of `want` sums in another order)."""
-        index = TableIndex.build(
+    def pca(dims: int, rescore: int, shortlist: int = 20_000) -> TableIndex:
+        return TableIndex.build(
             cat,
             HASHING,
             kind="pca",
@@ -202,33 +212,16 @@ def test_pca_index_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path)
             pca_rescore=rescore,
             progress=False,
         )
-        missed = 0
-        for g, w in zip(DenseRetriever(index).retrieve(qs, 10, k_columns=10), want, strict=True):
-            tables, columns = {t.id: t.score for t in w.tables}, {c.id: c.score for c in w.columns}
-            assert [t.score for t in g.tables] == pytest.approx(
-                [tables[t.id] for t in g.tables], abs=1e-6
-            )
-            assert [c.score for c in g.columns] == pytest.approx(
-                [columns[c.id] for c in g.columns], abs=1e-6
-            )
-            missed += len({t.id for t in w.tables[:10]} - {t.id for t in g.tables})
-            missed += len({c.id for c in w.columns[:10]} - {c.id for c in g.columns})
-        return index, missed
 
     # 20 questions, 400 of the exact top 10s: one component and 20 rows re-scored miss most
     # (392 when written); 128 components and 200 re-scored of 876 tables and 4,503 columns miss
     # under 2 % (none when written)
-    assert pca(1, 20)[1] > 200
-    index, missed = pca(128, 200)
-    assert missed <= 8
+    assert _missed(pca(1, 20), qs, want) > 200
+    index = pca(128, 200)
+    assert _missed(index, qs, want) <= 8
     # 128 components scanned, a shortlist of 400 scored on 256, 100 re-scored
-    assert pca(256, 100, shortlist=400)[1] <= 8
-    index.save(tmp_path / "p")
-    loaded = TableIndex.load(tmp_path / "p", HASHING)
-    assert loaded.core.kind == "pca"
-    assert DenseRetriever(loaded).retrieve(qs, 10, k_columns=10) == DenseRetriever(index).retrieve(
-        qs, 10, k_columns=10
-    )
+    assert _missed(pca(256, 100, shortlist=400), qs, want) <= 8
+    _saves_and_loads(index, tmp_path / "p", qs)
     with pytest.raises(tabret.Error, match="rescore must be at least 1"):
         TableIndex.build(cat, HASHING, kind="pca", pca_rescore=0, progress=False)
 
