@@ -107,7 +107,6 @@ class pca_index {
     exact_index exact_;  ///< The float rows (shared) for re-scoring.
     pca_params params_;
     std::size_t scan_chunks_ = 0, rest_chunks_ = 0;
-    Eigen::RowVectorXf mean_;
     matrix weights_;                        ///< dim × code_dims(): P, column j scaled by σ_j
     std::vector<std::uint8_t> scan_codes_;  ///< size × scan chunks × 32
     std::vector<std::uint8_t> rest_codes_;  ///< size × other chunks × 32

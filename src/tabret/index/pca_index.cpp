@@ -17,7 +17,7 @@ namespace tabret {
 namespace {
 
 constexpr std::size_t max_sample = 20'000;  ///< rows the covariance is estimated from
-constexpr std::size_t chunk_bytes = 32;
+constexpr std::size_t chunk_bytes = pca_index::chunk_dims / 2;  ///< two codes a byte
 constexpr float half_range = 7.5f;        ///< codes 0..15 stand for −7.5 … 7.5 steps
 constexpr std::size_t block_rows = 4096;  ///< rows projected per matrix product
 
@@ -50,6 +50,27 @@ float encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, std::uint8_t* ou
     return scale;
 }
 
+/// Adds to each hit of the shortlist @p best its score on the other components: their codes
+/// (@p chunks a row in @p codes) gathered, prefetched ahead (sorting 10,000 ids by row would
+/// cost more than it saves), and scanned with @p weights.
+void add_other_scores(hits& best, const std::uint8_t* codes, std::size_t chunks,
+                      const float* scales, const std::int8_t* weights, float bias) {
+    constexpr std::size_t ahead = 16;
+    const std::size_t row_bytes = chunks * chunk_bytes;
+    std::vector<std::uint8_t> rows(best.size() * row_bytes);
+    std::vector<float> row_scales(best.size()), more(best.size());
+    for (std::size_t j = 0; j < best.size(); ++j) {
+        if (j + ahead < best.size())
+            for (std::size_t line = 0; line < row_bytes; line += 64)
+                __builtin_prefetch(codes + best[j + ahead].id * row_bytes + line);
+        std::copy_n(codes + best[j].id * row_bytes, row_bytes, rows.data() + j * row_bytes);
+        row_scales[j] = scales[best[j].id];
+    }
+    detail::nibble_inner_products(rows.data(), row_scales.data(), best.size(), weights, chunks,
+                                  bias, more.data());
+    for (std::size_t j = 0; j < best.size(); ++j) best[j].score += more[j];
+}
+
 }  // namespace
 
 pca_index::pca_index(const exact_index& vectors, pca_params params)
@@ -65,8 +86,8 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
     const std::size_t chunks = (static_cast<std::size_t>(m) + chunk_dims - 1) / chunk_dims;
     scan_chunks_ = std::min(chunks, (params_.scan_dims + chunk_dims - 1) / chunk_dims);
     rest_chunks_ = chunks - scan_chunks_;
-    mean_ = v.colwise().mean();
-    const Eigen::MatrixXf sample = centred_sample(v, mean_);
+    const Eigen::RowVectorXf mean = v.colwise().mean();  // a query needs none: q·μ ranks no row
+    const Eigen::MatrixXf sample = centred_sample(v, mean);
     Eigen::MatrixXf covariance = Eigen::MatrixXf::Zero(d, d);
     covariance.selfadjointView<Eigen::Lower>().rankUpdate(sample.transpose());
     const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXf> solver(covariance);
@@ -93,7 +114,7 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
         const std::size_t len = std::min(block_rows, n - begin);
         const auto rows =
             v.middleRows(static_cast<Eigen::Index>(begin), static_cast<Eigen::Index>(len));
-        const Eigen::MatrixXf whitened = (rows.rowwise() - mean_) * project;
+        const Eigen::MatrixXf whitened = (rows.rowwise() - mean) * project;
         for (std::size_t i = 0; i < len; ++i) {
             const std::size_t r = begin + i;
             scales_[r] = encode_row(whitened.row(static_cast<Eigen::Index>(i)), row.data(), chunks);
@@ -132,27 +153,8 @@ std::vector<item_id> pca_index::candidates(const matrix& queries, Eigen::Index q
         rest_chunks_ > 0 ? std::min(size(), std::max(keep, params_.shortlist)) : keep;
     auto best = detail::best_of_row(scores, 0, shortlist);
     if (rest_chunks_ > 0 && best.size() > keep) {
-        // The shortlist's other components: their codes gathered (prefetched ahead; sorting
-        // 10,000 ids by row would cost more than it saves), scanned, added to the first
-        // components' scores.
-        constexpr std::size_t ahead = 16;
-        const std::size_t rest_bytes = rest_chunks_ * chunk_bytes;
-        std::vector<std::uint8_t> rest(best.size() * rest_bytes);
-        std::vector<float> shortlist_scales(best.size()), more(best.size());
-        for (std::size_t j = 0; j < best.size(); ++j) {
-            if (j + ahead < best.size()) {
-                const auto* next = rest_codes_.data() + best[j + ahead].id * rest_bytes;
-                for (std::size_t line = 0; line < rest_bytes; line += 64)
-                    __builtin_prefetch(next + line);
-            }
-            std::copy_n(rest_codes_.data() + best[j].id * rest_bytes, rest_bytes,
-                        rest.data() + j * rest_bytes);
-            shortlist_scales[j] = scales_[best[j].id];
-        }
-        detail::nibble_inner_products(rest.data(), shortlist_scales.data(), best.size(),
-                                      codes.weights.data() + scan_chunks_ * chunk_dims,
-                                      rest_chunks_, codes.rest_bias, more.data());
-        for (std::size_t j = 0; j < best.size(); ++j) best[j].score += more[j];
+        add_other_scores(best, rest_codes_.data(), rest_chunks_, scales_.data(),
+                         codes.weights.data() + scan_chunks_ * chunk_dims, codes.rest_bias);
         detail::keep_best(best, keep);
     }
     std::vector<item_id> ids(best.size());
