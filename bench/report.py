@@ -286,10 +286,10 @@ def dense_scale_section(s: dict[str, Any]) -> list[str]:
         "2 cores) and held in memory, so that a build and a query measure tabret only (the "
         "model's time per question is §6's). *peak MiB* includes those in-memory vectors (about "
         "0.9 GiB at 532k). Kinds for dense vectors: *int8* (exact: int8 codes, then the rows "
-        "that may reach the top 10 re-scored), *pca* (`index/pca_index.hpp`: 4-bit codes of the "
-        "256 leading principal components; the first 128, 64 bytes a column, scanned with an "
-        "AVX2 kernel, the best 10,000 columns scored on all 256, the best 1,000 of those "
-        "re-scored exactly), *hnsw* (as above).",
+        "that may reach the top 10 re-scored), *pca* (`index/pca_index.hpp`: 2-bit codes of the "
+        "128 leading principal components, 32 bytes a column, scanned with an AVX2 kernel; the "
+        "best 10,000 columns scored on 4-bit codes of the 256 leading components, the best "
+        "1,000 of those re-scored exactly), *hnsw* (as above).",
         "",
     ]
     return [*out, *scale_tables(s["rows"], "MiniLM is the default embedder"), ""]

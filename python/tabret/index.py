@@ -102,11 +102,11 @@ class TableIndex:
         informative dimensions up to that budget and re-scores the best ``sparse_rescore``
         (default 4,000) items exactly. ``sparse_max_postings=0`` keeps it exact always.
         ``pca`` (approximate, for dense vectors such as MiniLM's on large catalogs) codes the
-        vectors' ``pca_dims`` (default 256) leading principal components in 4 bits, scans the
-        first ``pca_scan_dims`` (128) of every row, adds the others' for the best
-        ``pca_shortlist`` (10,000) rows and re-scores the best ``pca_rescore`` (1,000) of those
-        exactly: every returned score is exact, an item is missed when its codes rank it below
-        those."""
+        vectors' ``pca_dims`` (default 256) leading principal components in 4 bits and the
+        first ``pca_scan_dims`` (128) in 2 bits, scans the 2-bit codes of every row, scores
+        the best ``pca_shortlist`` (10,000) rows on their 4-bit codes and re-scores the best
+        ``pca_rescore`` (1,000) of those exactly: every returned score is exact, an item is
+        missed when its codes rank it below those."""
         embed, name = resolve_embedder(embedder)
         tuning = {
             key: value

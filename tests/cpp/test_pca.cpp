@@ -40,33 +40,43 @@ double recall_by_score(const hits& approx, const hits& exact) {
 
 }  // namespace
 
-TEST_CASE("nibble pre-scan: integer code products, every chunk count and row tail",
+TEST_CASE("packed scans: integer code products, 2 and 4 bits, every chunk count and row tail",
           "[index][scan][pca]") {
     std::mt19937 gen(5);
     std::uniform_int_distribution<int> byte(0, 255), weight(-127, 127);
-    for (const std::size_t chunks : {1u, 2u, 3u})
-        for (const std::size_t n : {1u, 8u, 21u}) {
-            std::vector<std::uint8_t> codes(n * chunks * 32);
-            for (auto& c : codes) c = static_cast<std::uint8_t>(byte(gen));
-            std::vector<std::int8_t> query(chunks * 64);
-            for (auto& q : query) q = static_cast<std::int8_t>(weight(gen));
-            query[0] = -128;  // the extreme weight and code (15 · -128) fit the 16-bit sums
-            codes[0] = 0xFF;
-            std::vector<float> scales(n), out(n);
-            for (std::size_t r = 0; r < n; ++r) scales[r] = 0.25f + static_cast<float>(r);
-            const float bias = 7.5f;
-            detail::nibble_inner_products(codes.data(), scales.data(), n, query.data(), chunks,
-                                          bias, out.data());
-            for (std::size_t r = 0; r < n; ++r) {
-                std::int64_t sum = 0;
-                for (std::size_t c = 0; c < chunks; ++c)
-                    for (std::size_t i = 0; i < 32; ++i) {
-                        const auto b = codes[(r * chunks + c) * 32 + i];
-                        sum += (b & 0x0F) * query[c * 64 + i] + (b >> 4) * query[c * 64 + 32 + i];
-                    }
-                CHECK(out[r] == scales[r] * (static_cast<float>(sum) - bias));
+    for (const unsigned bits : {2u, 4u})
+        for (const std::size_t chunks : {1u, 2u, 3u})
+            for (const std::size_t n : {1u, 8u, 21u}) {
+                const std::size_t per_chunk = 256 / bits;  // components a 32-byte chunk holds
+                std::vector<std::uint8_t> codes(n * chunks * 32);
+                for (auto& c : codes) c = static_cast<std::uint8_t>(byte(gen));
+                std::vector<std::int8_t> query(chunks * per_chunk);
+                for (auto& q : query) q = static_cast<std::int8_t>(weight(gen));
+                // The extreme weight against the largest code of every slot fits the 16-bit
+                // sums.
+                for (std::size_t slot = 0; slot < 8 / bits; ++slot) query[slot * 32] = -128;
+                codes[0] = 0xFF;
+                std::vector<float> scales(n), out(n);
+                for (std::size_t r = 0; r < n; ++r) scales[r] = 0.25f + static_cast<float>(r);
+                const float bias = 7.5f;
+                detail::packed_inner_products(bits, codes.data(), scales.data(), n, query.data(),
+                                              chunks, bias, out.data());
+                for (std::size_t r = 0; r < n; ++r) {
+                    std::int64_t sum = 0;  // component 32 · s + i of a chunk: slot s of byte i
+                    for (std::size_t c = 0; c < chunks; ++c)
+                        for (std::size_t i = 0; i < 32; ++i)
+                            for (std::size_t slot = 0; slot < 8 / bits; ++slot) {
+                                const unsigned b = codes[(r * chunks + c) * 32 + i];
+                                const unsigned code = (b >> (bits * slot)) & ((1u << bits) - 1);
+                                sum +=
+                                    static_cast<int>(code) * query[c * per_chunk + slot * 32 + i];
+                            }
+                    CHECK(out[r] == scales[r] * (static_cast<float>(sum) - bias));
+                }
             }
-        }
+    std::vector<float> out(1);
+    CHECK_THROWS_AS(
+        detail::packed_inner_products(3, nullptr, nullptr, 0, nullptr, 1, 0.0f, out.data()), error);
 }
 
 TEST_CASE("pca index: exact scores, most of the exact top 10, exact when it re-scores all",
@@ -76,8 +86,9 @@ TEST_CASE("pca index: exact scores, most of the exact top 10, exact when it re-s
     const pca_index pca(exact, {.dims = 48, .rescore = 100});
     CHECK(pca.size() == n);
     CHECK(pca.dim() == d);
-    CHECK(pca.code_dims() == 64);          // 48 components padded to one chunk
-    CHECK(pca.bytes() == n * 32 + n * 4);  // 32 bytes of codes and a scale a row
+    CHECK(pca.code_dims() == 64);        // 48 components padded to one chunk of 4-bit codes
+    CHECK(pca.scan_code_dims() == 128);  // and to one of 2-bit codes
+    CHECK(pca.bytes() == n * (32 + 32 + 2 * 4));  // two chunks of codes and two scales a row
     const matrix queries = random_rows(30, d, 12);
     double recall = 0;
     for (Eigen::Index q = 0; q < queries.rows(); ++q) {
@@ -120,7 +131,7 @@ TEST_CASE("pca index: more components find more of the exact top 10", "[index][p
     CHECK(few < 0.9);  // the cost of re-scoring only 30 rows found from 2 components
 }
 
-TEST_CASE("pca index: a shortlist scored on every component finds what the scan alone misses",
+TEST_CASE("pca index: a shortlist scored on 4-bit codes finds what the 2-bit scan alone misses",
           "[index][pca]") {
     const std::size_t n = 3000, d = 128;
     const exact_index exact(family_rows(n, d, 31));
@@ -134,16 +145,16 @@ TEST_CASE("pca index: a shortlist scored on every component finds what the scan 
         }
         return sum / static_cast<double>(queries.rows());
     };
-    // 64 of 128 components scanned; 30 re-scored straight from that scan, or from a shortlist
-    // of 600 scored on all 128
-    const double scan_only = recall_with({.dims = 64, .scan_dims = 64, .rescore = 30});
-    const double two_stage =
-        recall_with({.dims = 128, .scan_dims = 64, .shortlist = 600, .rescore = 30});
+    // 30 re-scored straight from the scan of the 2-bit codes (a shortlist no longer than that),
+    // or the best 30 of a shortlist of 600 scored on the 4-bit codes
+    const double scan_only = recall_with({.dims = 128, .shortlist = 30, .rescore = 30});
+    const double two_stage = recall_with({.dims = 128, .shortlist = 600, .rescore = 30});
     CHECK(scan_only < two_stage);
     CHECK(two_stage >= 0.9);
     const pca_index pca(exact, {.dims = 128, .scan_dims = 64, .shortlist = 600, .rescore = 30});
     CHECK(pca.code_dims() == 128);
-    CHECK(pca.bytes() == n * 64 + n * 4);
+    CHECK(pca.scan_code_dims() == 128);  // scan_dims rounded up to a chunk of 2-bit codes
+    CHECK(pca.bytes() == n * (32 + 64 + 2 * 4));
 }
 
 TEST_CASE("pca index: conventions and bad input", "[index][pca]") {

@@ -219,7 +219,8 @@ def test_pca_index_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path)
     assert _missed(pca(1, 20), qs, want) > 200
     index = pca(128, 200)
     assert _missed(index, qs, want) <= 8
-    # 128 components scanned, a shortlist of 400 scored on 256, 100 re-scored
+    # 2-bit codes of 128 components scanned, a shortlist of 400 scored on 4-bit codes of 256,
+    # 100 re-scored
     assert _missed(pca(256, 100, shortlist=400), qs, want) <= 8
     _saves_and_loads(index, tmp_path / "p", qs)
     with pytest.raises(tabret.Error, match="rescore must be at least 1"):

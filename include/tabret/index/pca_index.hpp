@@ -1,8 +1,8 @@
 #pragma once
 /// @file index/pca_index.hpp
-/// @brief Approximate inner-product search over dense vectors: a scan of 4-bit codes of the
-/// vectors' leading principal components (64 bytes a row for 128 components), then exact
-/// re-scoring of the best candidates.
+/// @brief Approximate inner-product search over dense vectors: a scan of 2-bit codes of the
+/// vectors' leading principal components (32 bytes a row for 128 components), 4-bit codes of
+/// more components for a shortlist, then exact re-scoring of the best candidates.
 
 #include <cstddef>
 #include <cstdint>
@@ -17,34 +17,35 @@ namespace tabret {
 
 /// The shape of a pca_index's codes and how many rows each stage of a search keeps.
 struct pca_params {
-    /// Principal components coded (at most the vectors' dimension; padded to a multiple of 64
-    /// components, 32 bytes of codes). >= 1.
+    /// Principal components in the 4-bit codes the shortlist is scored on (at most the vectors'
+    /// dimension; padded to a multiple of 64 components, 32 bytes of codes). >= 1.
     std::size_t dims = 256;
-    /// The leading components whose codes are scanned for every row (rounded up to a multiple
-    /// of 64; 128: 64 bytes a row). >= 1.
+    /// The leading components whose 2-bit codes are scanned for every row (rounded up to a
+    /// multiple of 128, 32 bytes of codes; at most the coded components). >= 1.
     std::size_t scan_dims = 128;
-    /// Rows best by the scanned components whose other components are scored too (raised to
-    /// rescore).
+    /// Rows best by the scan that are scored on the 4-bit codes (raised to rescore).
     std::size_t shortlist = 10'000;
-    /// Rows re-scored exactly per query (raised to k): the best by all the codes. >= 1.
+    /// Rows re-scored exactly per query (raised to k): the best of the shortlist. >= 1.
     std::size_t rescore = 1000;
 };
 
 /**
- * @brief Top-k inner-product search that scans 4-bit codes, then re-scores exactly.
+ * @brief Top-k inner-product search that scans 2-bit codes, scores a shortlist on 4-bit codes,
+ * then re-scores exactly.
  *
  * Built from the rows: their mean μ, the leading params.dims principal components P of the
- * centred rows (a covariance of at most 20,000 evenly spaced rows), each row's coordinates
- * z = Pᵀ(v − μ) divided by each component's standard deviation σ, and those stored as 4-bit
- * codes with a scale per row (the largest |z_j / σ_j| maps to ±7.5; a code's error is at most
- * half a step), the first params.scan_dims components' codes apart from the others'. A query q
- * is projected the same way (Pᵀq ⊙ σ) and rounded to int8; every row's scanned codes are
- * scored in one pass (AVX2 where the CPU has it: two multiply-adds per 32 bytes), the
- * params.shortlist best rows get their other components' scores added, and the params.rescore
- * best by all of them are re-scored exactly from the float rows (shared with the exact_index,
- * not copied), their top k returned. Every returned score is the exact inner product; an item
- * is missed only when its codes rank it below those candidates. With no more rows than
- * params.rescore, search() is exact_index's.
+ * centred rows (a covariance of at most 20,000 evenly spaced rows), and each row's
+ * coordinates z = Pᵀ(v − μ) divided by each component's standard deviation σ. Those are
+ * stored twice, each with a scale per row: 2-bit codes of the first params.scan_dims (a step of
+ * 0.8 × the row's root mean square over them, values beyond ±2 steps clipped; 32 bytes a row
+ * for 128 components) and 4-bit codes of all params.dims (the largest |z_j / σ_j| maps to
+ * ±7.5 steps; 128 bytes a row for 256). A query q is projected the same way (Pᵀq ⊙ σ) and
+ * rounded to int8; every row's 2-bit codes are scored in one pass (AVX2 where the CPU has it:
+ * four multiply-adds per 32 bytes), the params.shortlist best rows are scored on their 4-bit
+ * codes, and the params.rescore best of those are re-scored exactly from the float rows (shared
+ * with the exact_index, not copied), their top k returned. Every returned score is the exact
+ * inner product; an item is missed only when its codes rank it below those candidates. With no
+ * more rows than params.rescore, search() is exact_index's.
  *
  * The build is deterministic (no random sample), so an index rebuilt from the same vectors
  * (at load) answers the same. Immutable once built; const methods are thread-safe.
@@ -62,13 +63,16 @@ class pca_index {
     [[nodiscard]] std::size_t size() const noexcept { return exact_.size(); }
     [[nodiscard]] std::size_t dim() const noexcept { return exact_.dim(); }
     [[nodiscard]] const pca_params& params() const noexcept { return params_; }
-    /// Components scored per row (params.dims, at most dim(), padded to a multiple of 64).
-    [[nodiscard]] std::size_t code_dims() const noexcept {
-        return (scan_chunks_ + rest_chunks_) * chunk_dims;
+    /// Components in the 4-bit codes (params.dims, at most dim(), padded to a multiple of 64).
+    [[nodiscard]] std::size_t code_dims() const noexcept { return chunks_ * chunk_dims; }
+    /// Components in the 2-bit codes scanned for every row (a multiple of 128).
+    [[nodiscard]] std::size_t scan_code_dims() const noexcept {
+        return scan_chunks_ * scan_chunk_dims;
     }
     /// Bytes of the codes and scales (the float rows are the exact index's).
     [[nodiscard]] std::size_t bytes() const noexcept {
-        return scan_codes_.size() + rest_codes_.size() + scales_.size() * sizeof(float);
+        return scan_codes_.size() + codes_.size() +
+               (scan_scales_.size() + scales_.size()) * sizeof(float);
     }
 
     /**
@@ -85,32 +89,35 @@ class pca_index {
         return exact_.search_within(queries, candidates, k);
     }
 
-    /// Components per 32-byte chunk of a row's codes (low nibbles 32, high nibbles 32).
+    /// Components per 32-byte chunk of a row's 4-bit codes.
     static constexpr std::size_t chunk_dims = 64;
+    /// Components per 32-byte chunk of a row's 2-bit codes.
+    static constexpr std::size_t scan_chunk_dims = 128;
 
   private:
     /// The top k of rows @p ids (ascending) by exact inner product with @p query.
     [[nodiscard]] hits rescored(const float* query, std::span<const item_id> ids,
                                 std::size_t k) const;
-    /// A query's int8 weights per coded component and the codes' offsets (7.5 · Σ weights)
-    /// of the scanned and the other components.
+    /// A query's int8 weights per coded component and the codes' offsets (the half range
+    /// times the sum of the weights) of the 2-bit and the 4-bit codes.
     struct query_codes {
         std::vector<std::int8_t> weights;
-        float scan_bias = 0.0f, rest_bias = 0.0f;
+        float scan_bias = 0.0f, bias = 0.0f;
     };
     [[nodiscard]] query_codes quantized(const matrix& queries, Eigen::Index q) const;
-    /// The @p keep rows (ascending ids) best by the codes for query row @p q: every row by the
-    /// scanned components, then the shortlist by all of them.
+    /// The @p keep rows (ascending ids) best by the codes for query row @p q: every row by its
+    /// 2-bit codes, then the shortlist by its 4-bit codes.
     [[nodiscard]] std::vector<item_id> candidates(const matrix& queries, Eigen::Index q,
                                                   std::size_t keep) const;
 
     exact_index exact_;  ///< The float rows (shared) for re-scoring.
     pca_params params_;
-    std::size_t scan_chunks_ = 0, rest_chunks_ = 0;
-    matrix weights_;                        ///< dim × code_dims(): P, column j scaled by σ_j
-    std::vector<std::uint8_t> scan_codes_;  ///< size × scan chunks × 32
-    std::vector<std::uint8_t> rest_codes_;  ///< size × other chunks × 32
-    std::vector<float> scales_;             ///< per row
+    std::size_t scan_chunks_ = 0, chunks_ = 0;
+    matrix weights_;  ///< dim × max(code dims, scan code dims): P, column j scaled by σ_j
+    std::vector<std::uint8_t> scan_codes_;  ///< 2-bit: size × scan chunks × 32
+    std::vector<float> scan_scales_;        ///< per row, of the 2-bit codes
+    std::vector<std::uint8_t> codes_;       ///< 4-bit: size × chunks × 32
+    std::vector<float> scales_;             ///< per row, of the 4-bit codes
 };
 
 static_assert(VectorIndex<pca_index>);

@@ -29,15 +29,22 @@ void inner_products(const float* rows, std::size_t n, const float* queries, std:
 void int8_inner_products(const std::int8_t* codes, const float* scales, std::size_t n,
                          const float* query, std::size_t d, float* out);
 
+/// Bytes of a chunk of packed codes (packed_inner_products).
+inline constexpr std::size_t packed_chunk_bytes = 32;
+
 /**
- * @brief `out[r] = scales[r] * (Σ_j query[j] · code_rj − bias)` for @p n rows of 4-bit codes,
- * @p chunks × 32 bytes a row: in each 32-byte chunk, byte i holds the code of the chunk's
- * component i in its low nibble and of component 32 + i in its high nibble; @p query holds
- * chunks × 64 int8 weights in component order. The pre-scan of pca_index (index/pca_index.hpp);
- * an AVX2 kernel where the CPU has AVX2, else portable code with the same (integer) sums.
+ * @brief `out[r] = scales[r] * (Σ_j query[j] · code_rj − bias)` for @p n rows of @p bits-bit
+ * codes (2 or 4), @p chunks × 32 bytes a row. A chunk holds 32 · 8 / bits components: byte i
+ * holds the code of the chunk's component 32 · s + i in its bits [bits · s, bits · (s + 1))
+ * (4-bit: i in the low nibble, 32 + i in the high; 2-bit: i, 32 + i, 64 + i, 96 + i from the
+ * low bits up). @p query holds chunks · 256 / bits int8 weights in component order. The scans
+ * of pca_index (index/pca_index.hpp); an AVX2 kernel where the CPU has AVX2, else portable code
+ * with the same (integer) sums.
+ * @throws tabret::error for @p bits other than 2 or 4.
  */
-void nibble_inner_products(const std::uint8_t* codes, const float* scales, std::size_t n,
-                           const std::int8_t* query, std::size_t chunks, float bias, float* out);
+void packed_inner_products(unsigned bits, const std::uint8_t* codes, const float* scales,
+                           std::size_t n, const std::int8_t* query, std::size_t chunks, float bias,
+                           float* out);
 
 /// From this many queries on, inner_products() runs the packed micro-kernel.
 inline constexpr std::size_t scan_batch_min = 7;

@@ -1,5 +1,5 @@
 /// @file src/tabret/index/pca_index.cpp
-/// @brief pca_index: principal components, 4-bit codes, scan and exact re-scoring.
+/// @brief pca_index: principal components, 2- and 4-bit codes, scans and exact re-scoring.
 
 #include "tabret/index/pca_index.hpp"
 
@@ -17,9 +17,13 @@ namespace tabret {
 namespace {
 
 constexpr std::size_t max_sample = 20'000;  ///< rows the covariance is estimated from
-constexpr std::size_t chunk_bytes = pca_index::chunk_dims / 2;  ///< two codes a byte
-constexpr float half_range = 7.5f;        ///< codes 0..15 stand for −7.5 … 7.5 steps
-constexpr std::size_t block_rows = 4096;  ///< rows projected per matrix product
+constexpr std::size_t block_rows = 4096;    ///< rows projected per matrix product
+constexpr float half_range = 7.5f;          ///< 4-bit codes 0..15 stand for −7.5 … 7.5 steps
+constexpr float scan_half_range = 1.5f;     ///< 2-bit codes 0..3 stand for −1.5 … 1.5 steps
+/// A 2-bit step per unit of the row's root mean square: found best (of 0.6 … 1.2) on the
+/// MiniLM column vectors of Spider 2.0-lite (most coordinates lie within a step or two, so
+/// clipping the few large ones beats a step that spans the largest).
+constexpr float scan_step_per_rms = 0.8f;
 
 /// Evenly spaced rows (all of them up to max_sample), centred.
 Eigen::MatrixXf centred_sample(const matrix& v, const Eigen::RowVectorXf& mean) {
@@ -32,33 +36,34 @@ Eigen::MatrixXf centred_sample(const matrix& v, const Eigen::RowVectorXf& mean) 
     return out;
 }
 
-/// Row @p w's codes (chunk layout of detail::nibble_inner_products) into @p out; its scale.
-float encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, std::uint8_t* out,
-                 std::size_t chunks) {
-    const float largest = w.cwiseAbs().maxCoeff();
-    const float scale = largest / half_range;
-    std::fill(out, out + chunks * chunk_bytes, std::uint8_t{0});
+/// Row @p w's @p bits-bit codes with step @p step (chunk layout of
+/// detail::packed_inner_products, @p chunks chunks) into @p out: (w_j / step) rounded to the
+/// nearest of the 2^bits levels −half … half, clipped.
+void encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, unsigned bits, float step,
+                std::uint8_t* out, std::size_t chunks) {
+    const float top = static_cast<float>((1u << bits) - 1), half = top / 2.0f;
+    const std::size_t per_chunk = detail::packed_chunk_bytes * 8 / bits;
+    std::fill(out, out + chunks * detail::packed_chunk_bytes, std::uint8_t{0});
     for (Eigen::Index j = 0; j < w.size(); ++j) {
-        const float step = scale > 0.0f ? w(j) / scale : 0.0f;
-        const auto code = static_cast<std::uint8_t>(
-            std::clamp(std::floor(step + half_range + 0.5f), 0.0f, 15.0f));
+        const float at_step = step > 0.0f ? w(j) / step : 0.0f;
+        const auto code =
+            static_cast<unsigned>(std::clamp(std::floor(at_step + half + 0.5f), 0.0f, top));
         const auto at = static_cast<std::size_t>(j);
-        const std::size_t chunk = at / pca_index::chunk_dims, within = at % pca_index::chunk_dims;
-        std::uint8_t& byte = out[chunk * chunk_bytes + within % 32];
-        byte = static_cast<std::uint8_t>(byte | (within < 32 ? code : code << 4));
+        const std::size_t chunk = at / per_chunk, within = at % per_chunk;
+        std::uint8_t& byte = out[chunk * detail::packed_chunk_bytes + within % 32];
+        byte = static_cast<std::uint8_t>(byte | code << (bits * (within / 32)));
     }
-    return scale;
 }
 
-/// Adds to each hit of the shortlist @p best its score on the other components: their codes
-/// (@p chunks a row in @p codes) gathered, prefetched ahead (sorting 10,000 ids by row would
-/// cost more than it saves), and scanned with @p weights.
-void add_other_scores(hits& best, const std::uint8_t* codes, std::size_t chunks,
-                      const float* scales, const std::int8_t* weights, float bias) {
+/// Scores each hit of the shortlist @p best on its 4-bit codes (@p chunks a row in @p codes):
+/// gathered, prefetched ahead (sorting 10,000 ids by row would cost more than it saves), and
+/// scanned with @p weights.
+void score_shortlist(hits& best, const std::uint8_t* codes, std::size_t chunks, const float* scales,
+                     const std::int8_t* weights, float bias) {
     constexpr std::size_t ahead = 16;
-    const std::size_t row_bytes = chunks * chunk_bytes;
+    const std::size_t row_bytes = chunks * detail::packed_chunk_bytes;
     std::vector<std::uint8_t> rows(best.size() * row_bytes);
-    std::vector<float> row_scales(best.size()), more(best.size());
+    std::vector<float> row_scales(best.size()), scores(best.size());
     for (std::size_t j = 0; j < best.size(); ++j) {
         if (j + ahead < best.size())
             for (std::size_t line = 0; line < row_bytes; line += 64)
@@ -66,9 +71,9 @@ void add_other_scores(hits& best, const std::uint8_t* codes, std::size_t chunks,
         std::copy_n(codes + best[j].id * row_bytes, row_bytes, rows.data() + j * row_bytes);
         row_scales[j] = scales[best[j].id];
     }
-    detail::nibble_inner_products(rows.data(), row_scales.data(), best.size(), weights, chunks,
-                                  bias, more.data());
-    for (std::size_t j = 0; j < best.size(); ++j) best[j].score += more[j];
+    detail::packed_inner_products(4, rows.data(), row_scales.data(), best.size(), weights, chunks,
+                                  bias, scores.data());
+    for (std::size_t j = 0; j < best.size(); ++j) best[j].score = scores[j];
 }
 
 }  // namespace
@@ -82,10 +87,12 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
     const auto n = static_cast<std::size_t>(v.rows());
     const auto d = static_cast<Eigen::Index>(v.cols());
     if (n == 0 || d == 0) return;
-    const auto m = static_cast<Eigen::Index>(std::min<std::size_t>(params_.dims, exact_.dim()));
-    const std::size_t chunks = (static_cast<std::size_t>(m) + chunk_dims - 1) / chunk_dims;
-    scan_chunks_ = std::min(chunks, (params_.scan_dims + chunk_dims - 1) / chunk_dims);
-    rest_chunks_ = chunks - scan_chunks_;
+    const auto m = std::min<std::size_t>(params_.dims, exact_.dim());
+    chunks_ = (m + chunk_dims - 1) / chunk_dims;
+    const std::size_t scanned = std::min(m, params_.scan_dims);
+    scan_chunks_ = (scanned + scan_chunk_dims - 1) / scan_chunk_dims;
+    // The 2-bit chunks code every coded component they have room for.
+    const auto scan_m = static_cast<Eigen::Index>(std::min(m, scan_code_dims()));
     const Eigen::RowVectorXf mean = v.colwise().mean();  // a query needs none: q·μ ranks no row
     const Eigen::MatrixXf sample = centred_sample(v, mean);
     Eigen::MatrixXf covariance = Eigen::MatrixXf::Zero(d, d);
@@ -94,9 +101,9 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
     if (solver.info() != Eigen::Success) throw error("pca_index: the eigen decomposition failed");
     // Eigenvalues ascending: the last m columns, largest first, each scaled by its component's
     // standard deviation (the weights a query is projected with).
-    weights_ = matrix::Zero(d, static_cast<Eigen::Index>(code_dims()));
-    Eigen::MatrixXf project(d, m);
-    for (Eigen::Index j = 0; j < m; ++j) {
+    weights_ = matrix::Zero(d, static_cast<Eigen::Index>(std::max(code_dims(), scan_code_dims())));
+    Eigen::MatrixXf project(d, static_cast<Eigen::Index>(m));
+    for (Eigen::Index j = 0; j < project.cols(); ++j) {
         const Eigen::Index from = d - 1 - j;
         const float variance = solver.eigenvalues()(from) /
                                static_cast<float>(std::max<Eigen::Index>(1, sample.rows()));
@@ -104,12 +111,12 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
         project.col(j) = solver.eigenvectors().col(from) / deviation;
         weights_.col(j) = solver.eigenvectors().col(from) * deviation;
     }
-    const std::size_t scan_bytes = scan_chunks_ * chunk_bytes,
-                      rest_bytes = rest_chunks_ * chunk_bytes;
+    const std::size_t scan_bytes = scan_chunks_ * detail::packed_chunk_bytes,
+                      row_bytes = chunks_ * detail::packed_chunk_bytes;
     scan_codes_.resize(n * scan_bytes);
-    rest_codes_.resize(n * rest_bytes);
+    scan_scales_.resize(n);
+    codes_.resize(n * row_bytes);
     scales_.resize(n);
-    std::vector<std::uint8_t> row(chunks * chunk_bytes);
     for (std::size_t begin = 0; begin < n; begin += block_rows) {
         const std::size_t len = std::min(block_rows, n - begin);
         const auto rows =
@@ -117,9 +124,13 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
         const Eigen::MatrixXf whitened = (rows.rowwise() - mean) * project;
         for (std::size_t i = 0; i < len; ++i) {
             const std::size_t r = begin + i;
-            scales_[r] = encode_row(whitened.row(static_cast<Eigen::Index>(i)), row.data(), chunks);
-            std::copy_n(row.data(), scan_bytes, scan_codes_.data() + r * scan_bytes);
-            std::copy_n(row.data() + scan_bytes, rest_bytes, rest_codes_.data() + r * rest_bytes);
+            const auto w = whitened.row(static_cast<Eigen::Index>(i));
+            const auto head = w.head(scan_m);
+            scan_scales_[r] =
+                scan_step_per_rms * std::sqrt(head.squaredNorm() / static_cast<float>(scan_m));
+            encode_row(head, 2, scan_scales_[r], scan_codes_.data() + r * scan_bytes, scan_chunks_);
+            scales_[r] = w.cwiseAbs().maxCoeff() / half_range;
+            encode_row(w, 4, scales_[r], codes_.data() + r * row_bytes, chunks_);
         }
         check_interrupt();
     }
@@ -131,12 +142,12 @@ pca_index::query_codes pca_index::quantized(const matrix& queries, Eigen::Index 
     const float to_int = largest > 0.0f ? 127.0f / largest : 0.0f;
     query_codes out;
     out.weights.resize(static_cast<std::size_t>(w.size()));
-    const std::size_t scanned = scan_chunks_ * chunk_dims;
     for (std::size_t j = 0; j < out.weights.size(); ++j) {
         const auto weight =
             static_cast<std::int8_t>(std::lround(w(static_cast<Eigen::Index>(j)) * to_int));
         out.weights[j] = weight;
-        (j < scanned ? out.scan_bias : out.rest_bias) += half_range * weight;
+        if (j < scan_code_dims()) out.scan_bias += scan_half_range * weight;
+        if (j < code_dims()) out.bias += half_range * weight;
     }
     return out;
 }
@@ -145,16 +156,15 @@ std::vector<item_id> pca_index::candidates(const matrix& queries, Eigen::Index q
                                            std::size_t keep) const {
     const auto codes = quantized(queries, q);
     std::vector<float> scores(size());
-    detail::nibble_inner_products(scan_codes_.data(), scales_.data(), size(), codes.weights.data(),
-                                  scan_chunks_, codes.scan_bias, scores.data());
+    detail::packed_inner_products(2, scan_codes_.data(), scan_scales_.data(), size(),
+                                  codes.weights.data(), scan_chunks_, codes.scan_bias,
+                                  scores.data());
     check_interrupt();
     // (keep < size(): search() answers exactly otherwise)
-    const std::size_t shortlist =
-        rest_chunks_ > 0 ? std::min(size(), std::max(keep, params_.shortlist)) : keep;
-    auto best = detail::best_of_row(scores, 0, shortlist);
-    if (rest_chunks_ > 0 && best.size() > keep) {
-        add_other_scores(best, rest_codes_.data(), rest_chunks_, scales_.data(),
-                         codes.weights.data() + scan_chunks_ * chunk_dims, codes.rest_bias);
+    auto best = detail::best_of_row(scores, 0, std::min(size(), std::max(keep, params_.shortlist)));
+    if (best.size() > keep) {
+        score_shortlist(best, codes_.data(), chunks_, scales_.data(), codes.weights.data(),
+                        codes.bias);
         detail::keep_best(best, keep);
     }
     std::vector<item_id> ids(best.size());

@@ -1,0 +1,186 @@
+"""HNSW wheels beside tabret's ``pca`` and ``hnsw`` on MiniLM's vectors of every Spider 2.0-lite
+column (issue 23: "beside hnswlib / faiss / usearch wheels on the same vectors").
+
+All 532,388 column texts and the first ``--queries`` questions are read as all-MiniLM-L6-v2
+vectors from an embedding cache (as ``bench.scale --embedding-cache``). One process, one run:
+each wheel's graph (hnswlib, faiss ``IndexHNSWFlat``, usearch; inner product, M 16,
+ef_construction 200, two threads) is built and searched over an ef sweep, and tabret's ``pca``
+and ``hnsw`` table indexes are built and queried through the retriever (tables and columns, so
+tabret's rows include its table search), all against the exact top 10 of a numpy matrix
+product. Recall@10 is by score (an item tied with the 10th exact score counts). Query times are
+CPU time of one question at a time, p50; build times wall and CPU; the load average beside
+each row. A wheel that is not installed is skipped and named.
+
+    python -m bench.wheels_minilm --embedding-cache /work/cache/minilm
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from bench.common import percentile, write_json
+from bench.scale import Preloaded, spider2_questions
+from tabret import _core
+from tabret.datasets import data_dir
+from tabret.spider2 import spider2_catalog
+
+M, EF_CONSTRUCTION, THREADS, K = 16, 200, 2, 10
+EFS = (64, 256, 1024)
+Search = Callable[[np.ndarray], np.ndarray]  # one query vector -> the scores of its top K
+
+
+def _recall(scores: Sequence[np.ndarray], kth: np.ndarray) -> float:
+    found = sum(int(np.sum(s >= t - 1e-5)) for s, t in zip(scores, kth, strict=True))
+    return 100.0 * found / (K * len(kth))
+
+
+def _timed_queries(search: Search, queries: np.ndarray) -> tuple[list[np.ndarray], float]:
+    scores, ms = [], []
+    for q in queries:
+        cpu = time.process_time()
+        scores.append(search(q))
+        ms.append(1000 * (time.process_time() - cpu))
+    return scores, percentile(ms, 50)
+
+
+def _hnswlib(x: np.ndarray) -> tuple[Any, Callable[[Any, int], Search]]:
+    import hnswlib
+
+    index = hnswlib.Index(space="ip", dim=x.shape[1])
+    index.init_index(max_elements=len(x), M=M, ef_construction=EF_CONSTRUCTION, random_seed=100)
+    index.add_items(x, np.arange(len(x)), num_threads=THREADS)
+
+    def at(ix: Any, ef: int) -> Search:
+        ix.set_ef(ef)
+        return lambda q: 1.0 - ix.knn_query(q[None, :], k=K)[1][0]  # distance 1 - ip
+
+    return index, at
+
+
+def _faiss(x: np.ndarray) -> tuple[Any, Callable[[Any, int], Search]]:
+    import faiss
+
+    faiss.omp_set_num_threads(THREADS)
+    index = faiss.IndexHNSWFlat(x.shape[1], M, faiss.METRIC_INNER_PRODUCT)
+    index.hnsw.efConstruction = EF_CONSTRUCTION
+    index.add(x)
+    faiss.omp_set_num_threads(1)
+
+    def at(ix: Any, ef: int) -> Search:
+        ix.hnsw.efSearch = ef
+        return lambda q: ix.search(q[None, :], K)[0][0]
+
+    return index, at
+
+
+def _usearch(x: np.ndarray) -> tuple[Any, Callable[[Any, int], Search]]:
+    from usearch.index import Index
+
+    index = Index(
+        ndim=x.shape[1], metric="ip", connectivity=M, expansion_add=EF_CONSTRUCTION, dtype="f32"
+    )
+    index.add(np.arange(len(x)), x, threads=THREADS)
+
+    def at(ix: Any, ef: int) -> Search:
+        ix.expansion_search = ef
+        return lambda q: 1.0 - ix.search(q, K).distances  # distance 1 - ip
+
+    return index, at
+
+
+WHEELS = {"hnswlib": _hnswlib, "faiss": _faiss, "usearch": _usearch}
+
+
+def _rss_mib() -> float:
+    for line in open("/proc/self/status", encoding="utf-8"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def _wheel_rows(name: str, x: np.ndarray, queries: np.ndarray, kth: np.ndarray) -> list[dict]:
+    load, rss = os.getloadavg()[0], _rss_mib()
+    start, cpu = time.perf_counter(), time.process_time()
+    index, at = WHEELS[name](x)
+    build = {"build_s": time.perf_counter() - start, "build_cpu_s": time.process_time() - cpu}
+    added = _rss_mib() - rss
+    rows = []
+    for ef in EFS:
+        scores, p50 = _timed_queries(at(index, ef), queries)
+        rows.append(
+            {"what": name, "ef": ef, **build, "index_mib": added, "p50_ms": p50,
+             "recall": _recall(scores, kth), "load": load}
+        )  # fmt: skip
+    return rows
+
+
+def _tabret_row(
+    kind: str, cat: Any, embedder: Preloaded, questions: list[str], kth: np.ndarray
+) -> dict:
+    load, rss = os.getloadavg()[0], _rss_mib()
+    start, cpu = time.perf_counter(), time.process_time()
+    index = _core.TableIndex.build(cat, embedder, embedder.name, kind=kind, progress=None)
+    build = {"build_s": time.perf_counter() - start, "build_cpu_s": time.process_time() - cpu}
+    added = _rss_mib() - rss
+    retriever = _core.DenseRetriever(index, embedder, embedder.name)
+    retriever.retrieve(questions[:1], K, K)  # warm-up
+    scores, ms = [], []
+    for q in questions:
+        cpu = time.process_time()
+        r = retriever.retrieve([q], K, K)[0]
+        ms.append(1000 * (time.process_time() - cpu))
+        scores.append(np.array([c.score for c in r.columns], dtype=np.float32))
+    return {
+        "what": f"tabret {kind}", "ef": 64 if kind == "hnsw" else None, **build,
+        "index_mib": added, "p50_ms": percentile(ms, 50), "recall": _recall(scores, kth),
+        "load": load,
+    }  # fmt: skip
+
+
+def run(cache: str, queries: int, wheels: Sequence[str]) -> dict[str, Any]:
+    root = data_dir()
+    cat = spider2_catalog(root, 0)
+    questions = spider2_questions(root, queries)
+    embedder = Preloaded(cache)
+    x = embedder([cat.serialize_column(c) for c in range(cat.num_columns)])
+    q = embedder(questions)
+    kth = np.sort(q @ x.T, axis=1)[:, -K]  # the 10th exact score per question
+    rows = [_tabret_row("pca", cat, embedder, questions, kth)]
+    missing = [w for w in wheels if importlib.util.find_spec(w) is None]
+    for name in wheels:
+        if name not in missing:
+            rows += _wheel_rows(name, x, q, kth)
+    rows.append(_tabret_row("hnsw", cat, embedder, questions, kth))
+    return {"columns": len(x), "dim": int(x.shape[1]), "queries": len(q), "rows": rows,
+            "missing": missing}  # fmt: skip
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--embedding-cache", required=True, metavar="DIR")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--wheels", nargs="*", default=list(WHEELS), choices=list(WHEELS))
+    args = ap.parse_args(argv)
+    out = run(args.embedding_cache, args.queries, args.wheels)
+    write_json("wheels_minilm.json", out)
+    if out["missing"]:
+        print("not installed, skipped:", ", ".join(out["missing"]))
+    print("| index | ef | build s (CPU s) | MiB | query p50 ms | recall@10 % | load |")
+    print("|---|---|---|---|---|---|---|")
+    for r in out["rows"]:
+        print(
+            f"| {r['what']} | {r['ef'] or '—'} | {r['build_s']:.0f} ({r['build_cpu_s']:.0f}) | "
+            f"{r['index_mib']:.0f} | {r['p50_ms']:.2f} | {r['recall']:.1f} | {r['load']:.1f} |"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
