@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include <Eigen/Eigenvalues>
 
@@ -55,25 +56,29 @@ void encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, unsigned bits, fl
     }
 }
 
-/// Scores each hit of the shortlist @p best on its 4-bit codes (@p chunks a row in @p codes):
-/// gathered, prefetched ahead (sorting 10,000 ids by row would cost more than it saves), and
-/// scanned with @p weights.
+/// Scores each hit of the shortlist @p best on its 4-bit codes (@p chunks a row in @p codes)
+/// with @p weights: eight rows at a time gathered into a small buffer (prefetched ahead;
+/// sorting 10,000 ids by row would cost more than it saves) and scanned together.
 void score_shortlist(hits& best, const std::uint8_t* codes, std::size_t chunks, const float* scales,
                      const std::int8_t* weights, float bias) {
-    constexpr std::size_t ahead = 16;
+    constexpr std::size_t rows = 8, ahead = 16;
     const std::size_t row_bytes = chunks * detail::packed_chunk_bytes;
-    std::vector<std::uint8_t> rows(best.size() * row_bytes);
-    std::vector<float> row_scales(best.size()), scores(best.size());
-    for (std::size_t j = 0; j < best.size(); ++j) {
-        if (j + ahead < best.size())
-            for (std::size_t line = 0; line < row_bytes; line += 64)
-                __builtin_prefetch(codes + best[j + ahead].id * row_bytes + line);
-        std::copy_n(codes + best[j].id * row_bytes, row_bytes, rows.data() + j * row_bytes);
-        row_scales[j] = scales[best[j].id];
+    std::vector<std::uint8_t> block(rows * row_bytes);
+    float block_scales[rows], scores[rows];
+    for (std::size_t begin = 0; begin < best.size(); begin += rows) {
+        const std::size_t len = std::min(rows, best.size() - begin);
+        for (std::size_t j = begin; j < begin + len; ++j) {
+            if (j + ahead < best.size())
+                for (std::size_t line = 0; line < row_bytes; line += 64)
+                    __builtin_prefetch(codes + best[j + ahead].id * row_bytes + line);
+            std::copy_n(codes + best[j].id * row_bytes, row_bytes,
+                        block.data() + (j - begin) * row_bytes);
+            block_scales[j - begin] = scales[best[j].id];
+        }
+        detail::packed_inner_products(4, block.data(), block_scales, len, weights, chunks, bias,
+                                      scores);
+        for (std::size_t j = 0; j < len; ++j) best[begin + j].score = scores[j];
     }
-    detail::packed_inner_products(4, rows.data(), row_scales.data(), best.size(), weights, chunks,
-                                  bias, scores.data());
-    for (std::size_t j = 0; j < best.size(); ++j) best[j].score = scores[j];
 }
 
 }  // namespace
@@ -154,19 +159,26 @@ pca_index::query_codes pca_index::quantized(const matrix& queries, Eigen::Index 
 
 std::vector<item_id> pca_index::candidates(const matrix& queries, Eigen::Index q,
                                            std::size_t keep) const {
-    const auto codes = quantized(queries, q);
-    std::vector<float> scores(size());
-    detail::packed_inner_products(2, scan_codes_.data(), scan_scales_.data(), size(),
-                                  codes.weights.data(), scan_chunks_, codes.scan_bias,
-                                  scores.data());
-    check_interrupt();
     // (keep < size(): search() answers exactly otherwise)
-    auto best = detail::best_of_row(scores, 0, std::min(size(), std::max(keep, params_.shortlist)));
-    if (best.size() > keep) {
-        score_shortlist(best, codes_.data(), chunks_, scales_.data(), codes.weights.data(),
-                        codes.bias);
-        detail::keep_best(best, keep);
+    const auto codes = quantized(queries, q);
+    const auto owner = std::make_unique_for_overwrite<float[]>(size());  // every one written
+    const std::span scores{owner.get(), size()};
+    hits best;
+    if (const std::size_t shortlist = std::max(keep, params_.shortlist); shortlist < size()) {
+        detail::packed_inner_products(2, scan_codes_.data(), scan_scales_.data(), size(),
+                                      codes.weights.data(), scan_chunks_, codes.scan_bias,
+                                      scores.data());
+        check_interrupt();
+        best = detail::best_of_row(scores, 0, shortlist);
+        if (best.size() > keep)
+            score_shortlist(best, codes_.data(), chunks_, scales_.data(), codes.weights.data(),
+                            codes.bias);
+    } else {  // every row in the shortlist: its 4-bit codes read in order, no 2-bit scan
+        detail::packed_inner_products(4, codes_.data(), scales_.data(), size(),
+                                      codes.weights.data(), chunks_, codes.bias, scores.data());
+        best = detail::best_of_row(scores, 0, keep);
     }
+    detail::keep_best(best, keep);
     std::vector<item_id> ids(best.size());
     std::transform(best.begin(), best.end(), ids.begin(), [](const hit& h) { return h.id; });
     std::sort(ids.begin(), ids.end());  // neighbouring rows read together
