@@ -541,6 +541,38 @@ def hnsw_side_by_side_section(h: dict[str, Any]) -> list[str]:
     return [*out, *_table(head, rows), ""]
 
 
+def wheels_section(w: dict[str, Any]) -> list[str]:
+    out = [
+        "### MiniLM vectors beside the HNSW wheels",
+        "",
+        f"`python3 -m bench.wheels_minilm --embedding-cache DIR`: {w['columns']:,} Spider "
+        f"2.0-lite columns as MiniLM's {w['dim']}-d vectors, {w['queries']} questions, one "
+        "process and one run. The hnswlib, faiss (`IndexHNSWFlat`) and usearch wheels' HNSW "
+        "(inner product, M 16, ef_construction 200, two build threads) over an ef sweep, "
+        "beside tabret's `pca` and `hnsw` table indexes queried through the retriever (so "
+        "tabret's rows include its table search). Recall@10 by score against a numpy matrix "
+        "product; query p50 is CPU time, one question at a time; *MiB* the resident memory the "
+        "index added; *load* the load average when the row started.",
+        "",
+    ]
+    if w["missing"]:
+        out += [f"Not installed, so not measured: {', '.join(w['missing'])}.", ""]
+    rows = [
+        [
+            r["what"],
+            str(r["ef"] or "—"),
+            f"{r['build_s']:.0f} ({r['build_cpu_s']:.0f})",
+            f"{r['index_mib']:.0f}",
+            _ms(r["p50_ms"]),
+            f"{r['recall']:.1f}",
+            f"{r['load']:.1f}",
+        ]
+        for r in w["rows"]
+    ]
+    head = ["index", "ef", "build s (CPU s)", "MiB", "query p50 ms", "recall@10 %", "load"]
+    return [*out, *_table(head, rows), ""]
+
+
 def pgvector_section(pg: dict[str, Any]) -> list[str]:
     return [
         "## 7. PostgreSQL with pgvector",
@@ -615,6 +647,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += scale_section(s)
     if dense:
         lines += dense_scale_section(dense)
+    if w := _load("wheels_minilm.json"):
+        lines += wheels_section(w)
     if c:
         lines += callbacks_section(c)
     if e := _load("end_to_end.json"):

@@ -12,6 +12,8 @@ Parts (each writes JSON to build/bench/):
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
               tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json);
+              tabret's pca and HNSW beside the hnswlib, faiss and usearch wheels' HNSW on
+              the MiniLM vectors (wheels_minilm.json);
               the exact scan, float32 and int8, single and batched, beside numpy and a
               bandwidth scan (exact_scan_hashing.json, exact_scan_random.json)
   pgvector    tabret.pgvector (PostgreSQL + pgvector, a throwaway server) beside in-process exact
@@ -126,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
         _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))
+        wheels = ["--max-columns", "10000", "--queries", "100"] if args.quick else []
+        _python("bench.wheels_minilm", "--embedding-cache", cache, *wheels)
         rows = ["--max-columns", "100000"] if args.quick else []
         _python("bench.exact_scan", *rows)
         _python("bench.exact_scan", "--dim", "384", *rows)

@@ -1,8 +1,9 @@
 """HNSW wheels beside tabret's ``pca`` and ``hnsw`` on MiniLM's vectors of every Spider 2.0-lite
 column (issue 23: "beside hnswlib / faiss / usearch wheels on the same vectors").
 
-All 532,388 column texts and the first ``--queries`` questions are read as all-MiniLM-L6-v2
-vectors from an embedding cache (as ``bench.scale --embedding-cache``). One process, one run:
+All 532,388 column texts (or the first ``--max-columns``) and the first ``--queries``
+questions are read as all-MiniLM-L6-v2 vectors from an embedding cache (as ``bench.scale
+--embedding-cache``). One process, one run:
 each wheel's graph (hnswlib, faiss ``IndexHNSWFlat``, usearch; inner product, M 16,
 ef_construction 200, two threads) is built and searched over an ef sweep, and tabret's ``pca``
 and ``hnsw`` table indexes are built and queried through the retriever (tables and columns, so
@@ -21,12 +22,12 @@ import importlib.util
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from bench.common import percentile, write_json
-from bench.scale import Preloaded, spider2_questions
+from bench.scale import Preloaded, _rss_mib, spider2_questions
 from tabret import _core
 from tabret.datasets import data_dir
 from tabret.spider2 import spider2_catalog
@@ -98,14 +99,9 @@ def _usearch(x: np.ndarray) -> tuple[Any, Callable[[Any, int], Search]]:
 WHEELS = {"hnswlib": _hnswlib, "faiss": _faiss, "usearch": _usearch}
 
 
-def _rss_mib() -> float:
-    for line in open("/proc/self/status", encoding="utf-8"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def _wheel_rows(name: str, x: np.ndarray, queries: np.ndarray, kth: np.ndarray) -> list[dict]:
+def _wheel_rows(
+    name: str, x: np.ndarray, queries: np.ndarray, kth: np.ndarray
+) -> list[dict[str, Any]]:
     load, rss = os.getloadavg()[0], _rss_mib()
     start, cpu = time.perf_counter(), time.process_time()
     index, at = WHEELS[name](x)
@@ -122,8 +118,12 @@ def _wheel_rows(name: str, x: np.ndarray, queries: np.ndarray, kth: np.ndarray) 
 
 
 def _tabret_row(
-    kind: str, cat: Any, embedder: Preloaded, questions: list[str], kth: np.ndarray
-) -> dict:
+    kind: Literal["pca", "hnsw"],
+    cat: Any,
+    embedder: Preloaded,
+    questions: list[str],
+    kth: np.ndarray,
+) -> dict[str, Any]:
     load, rss = os.getloadavg()[0], _rss_mib()
     start, cpu = time.perf_counter(), time.process_time()
     index = _core.TableIndex.build(cat, embedder, embedder.name, kind=kind, progress=None)
@@ -144,9 +144,9 @@ def _tabret_row(
     }  # fmt: skip
 
 
-def run(cache: str, queries: int, wheels: Sequence[str]) -> dict[str, Any]:
+def run(cache: str, queries: int, wheels: Sequence[str], max_columns: int) -> dict[str, Any]:
     root = data_dir()
-    cat = spider2_catalog(root, 0)
+    cat = spider2_catalog(root, max_columns)
     questions = spider2_questions(root, queries)
     embedder = Preloaded(cache)
     x = embedder([cat.serialize_column(c) for c in range(cat.num_columns)])
@@ -166,9 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--embedding-cache", required=True, metavar="DIR")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--max-columns", type=int, default=0, help="the first N columns (0: all)")
     ap.add_argument("--wheels", nargs="*", default=list(WHEELS), choices=list(WHEELS))
     args = ap.parse_args(argv)
-    out = run(args.embedding_cache, args.queries, args.wheels)
+    out = run(args.embedding_cache, args.queries, args.wheels, args.max_columns)
     write_json("wheels_minilm.json", out)
     if out["missing"]:
         print("not installed, skipped:", ", ".join(out["missing"]))
