@@ -12,7 +12,7 @@ product. Recall@10 is by score (an item tied with the 10th exact score counts). 
 CPU time of one question at a time, p50; build times wall and CPU; the load average beside
 each row. A wheel that is not installed is skipped and named.
 
-    python -m bench.wheels_minilm --embedding-cache /work/cache/minilm
+    python -m bench.wheels_minilm --embedding-cache DIR
 """
 
 from __future__ import annotations
@@ -126,7 +126,9 @@ def _tabret_row(
 ) -> dict[str, Any]:
     load, rss = os.getloadavg()[0], _rss_mib()
     start, cpu = time.perf_counter(), time.process_time()
-    index = _core.TableIndex.build(cat, embedder, embedder.name, kind=kind, progress=None)
+    index = _core.TableIndex.build(
+        cat, embedder, embedder.name, kind=kind, ef_search=EFS[0], progress=None
+    )
     build = {"build_s": time.perf_counter() - start, "build_cpu_s": time.process_time() - cpu}
     added = _rss_mib() - rss
     retriever = _core.DenseRetriever(index, embedder, embedder.name)
@@ -138,7 +140,7 @@ def _tabret_row(
         ms.append(1000 * (time.process_time() - cpu))
         scores.append(np.array([c.score for c in r.columns], dtype=np.float32))
     return {
-        "what": f"tabret {kind}", "ef": 64 if kind == "hnsw" else None, **build,
+        "what": f"tabret {kind}", "ef": EFS[0] if kind == "hnsw" else None, **build,
         "index_mib": added, "p50_ms": percentile(ms, 50), "recall": _recall(scores, kth),
         "load": load,
     }  # fmt: skip
@@ -151,7 +153,7 @@ def run(cache: str, queries: int, wheels: Sequence[str], max_columns: int) -> di
     embedder = Preloaded(cache)
     x = embedder([cat.serialize_column(c) for c in range(cat.num_columns)])
     q = embedder(questions)
-    kth = np.sort(q @ x.T, axis=1)[:, -K]  # the 10th exact score per question
+    kth = -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1]  # the 10th exact score
     rows = [_tabret_row("pca", cat, embedder, questions, kth)]
     missing = [w for w in wheels if importlib.util.find_spec(w) is None]
     for name in wheels:

@@ -37,10 +37,10 @@ struct pca_params {
  * centred rows (a covariance of at most 20,000 evenly spaced rows), and each row's
  * coordinates z = Pᵀ(v − μ) divided by each component's standard deviation σ. Those are
  * stored twice, each with a scale per row: 2-bit codes of the first params.scan_dims (a step of
- * 0.8 × the row's root mean square over them, values beyond ±2 steps clipped; 32 bytes a row
- * for 128 components) and 4-bit codes of all params.dims (the largest |z_j / σ_j| maps to
- * ±7.5 steps; 128 bytes a row for 256). A query q is projected the same way (Pᵀq ⊙ σ) and
- * rounded to int8; every row's 2-bit codes are scored in one pass (AVX2 where the CPU has it:
+ * 0.8 × the row's root mean square over them, so values beyond ±1.5 steps share the outer
+ * codes; 32 bytes a row for 128 components) and 4-bit codes of all params.dims (the largest |z_j /
+ * σ_j| maps to ±7.5 steps; 128 bytes a row for 256). A query q is projected the same way (Pᵀq ⊙ σ)
+ * and rounded to int8; every row's 2-bit codes are scored in one pass (AVX2 where the CPU has it:
  * four multiply-adds per 32 bytes), the params.shortlist best rows are scored on their 4-bit
  * codes, and the params.rescore best of those are re-scored exactly from the float rows (shared
  * with the exact_index, not copied), their top k returned. Every returned score is the exact

@@ -19,8 +19,9 @@ namespace {
 
 constexpr std::size_t max_sample = 20'000;  ///< rows the covariance is estimated from
 constexpr std::size_t block_rows = 4096;    ///< rows projected per matrix product
-constexpr float half_range = 7.5f;          ///< 4-bit codes 0..15 stand for −7.5 … 7.5 steps
-constexpr float scan_half_range = 1.5f;     ///< 2-bit codes 0..3 stand for −1.5 … 1.5 steps
+
+/// Codes of @p bits bits, 0 … 2^bits − 1, stand for −half … half steps: half = (2^bits − 1) / 2.
+constexpr float half_range(unsigned bits) { return static_cast<float>((1u << bits) - 1) / 2.0f; }
 /// A 2-bit step per unit of the row's root mean square: found best (of 0.6 … 1.2) on the
 /// MiniLM column vectors of Spider 2.0-lite (most coordinates lie within a step or two, so
 /// clipping the few large ones beats a step that spans the largest).
@@ -42,7 +43,7 @@ Eigen::MatrixXf centred_sample(const matrix& v, const Eigen::RowVectorXf& mean) 
 /// nearest of the 2^bits levels −half … half, clipped.
 void encode_row(const Eigen::Ref<const Eigen::RowVectorXf>& w, unsigned bits, float step,
                 std::uint8_t* out, std::size_t chunks) {
-    const float top = static_cast<float>((1u << bits) - 1), half = top / 2.0f;
+    const float half = half_range(bits), top = 2.0f * half;
     const std::size_t per_chunk = detail::packed_chunk_bytes * 8 / bits;
     std::fill(out, out + chunks * detail::packed_chunk_bytes, std::uint8_t{0});
     for (Eigen::Index j = 0; j < w.size(); ++j) {
@@ -134,7 +135,7 @@ pca_index::pca_index(const exact_index& vectors, pca_params params)
             scan_scales_[r] =
                 scan_step_per_rms * std::sqrt(head.squaredNorm() / static_cast<float>(scan_m));
             encode_row(head, 2, scan_scales_[r], scan_codes_.data() + r * scan_bytes, scan_chunks_);
-            scales_[r] = w.cwiseAbs().maxCoeff() / half_range;
+            scales_[r] = w.cwiseAbs().maxCoeff() / half_range(4);
             encode_row(w, 4, scales_[r], codes_.data() + r * row_bytes, chunks_);
         }
         check_interrupt();
@@ -151,8 +152,8 @@ pca_index::query_codes pca_index::quantized(const matrix& queries, Eigen::Index 
         const auto weight =
             static_cast<std::int8_t>(std::lround(w(static_cast<Eigen::Index>(j)) * to_int));
         out.weights[j] = weight;
-        if (j < scan_code_dims()) out.scan_bias += scan_half_range * weight;
-        if (j < code_dims()) out.bias += half_range * weight;
+        if (j < scan_code_dims()) out.scan_bias += half_range(2) * weight;
+        if (j < code_dims()) out.bias += half_range(4) * weight;
     }
     return out;
 }
