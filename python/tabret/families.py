@@ -130,6 +130,12 @@ def _natural_name(member: _core.Table) -> str:
     return " ".join(words[:-1] + ([last] if last else []))
 
 
+def _spans_databases(cat: _core.Catalog, members: Sequence[int]) -> bool:
+    """Whether ``members`` lie in several databases: copies of one table
+    (:mod:`tabret.copies`), not shards."""
+    return len({cat.table(m).database for m in members}) > 1
+
+
 def _family_description(cat: _core.Catalog, members: Sequence[int]) -> str:
     first, last = cat.table(members[0]).name, cat.table(members[-1]).name
     text = f"{len(members)} tables with these columns, {first} … {last}"
@@ -188,6 +194,12 @@ class Families:
         members = self.members[table]
         if len(members) < 2:
             return ""
+        if _spans_databases(self.original, members):
+            dbs = [self.original.database(self.original.table(t).database).name for t in members]
+            return (
+                f"-- {self.catalog.table(table).name} is one table registered in "
+                f"{len(dbs)} databases: {', '.join(dbs)}"
+            )
         names = [self.original.table(t).name for t in members]
         if len(names) > max_listed:
             names = [*names[: max(max_listed - 1, 1)], "…", names[-1]]
@@ -231,8 +243,9 @@ def collapse_families(
         if family is None and t_id in in_family:
             continue  # a later member: its family's table was added with the first
         ids = list(family.members) if family else [t_id]
-        if family is None:
-            new = cat.add_table(t.database, t.name, t.nl_name, t.description)
+        if family is None or _spans_databases(original, ids):  # a table, or copies of one
+            name = t.name if family is None else family.name
+            new = cat.add_table(t.database, name, t.nl_name, t.description)
         else:
             description = _family_description(original, ids)
             new = cat.add_table(t.database, family.name, _natural_name(t), description)
@@ -285,7 +298,9 @@ def _collapse_question(q: BenchmarkQuestion, fam: Families) -> BenchmarkQuestion
     )
 
 
-def collapse_benchmark(bench: Benchmark, families: Families | None = None) -> Benchmark:
+def collapse_benchmark(
+    bench: Benchmark, families: Families | None = None, *, what: str = "table families"
+) -> Benchmark:
     """``bench`` over the collapsed catalog of ``families`` (default: ``collapse_families`` of
     its catalog), its source saying so.
 
@@ -295,10 +310,11 @@ def collapse_benchmark(bench: Benchmark, families: Families | None = None) -> Be
     family item over those tables. Gold items that fall together are merged: a question that
     reads 16 ``storms_*`` shards by name has ONE gold table, ``storms_*``, whose prompt text
     names all the shards (:meth:`Families.comment`). Gold columns map by name to the family
-    table's columns, likewise merged."""
+    table's columns, likewise merged. ``what`` names the groups in the source ("copies" for
+    :func:`tabret.copies.collapse_copies`)."""
     fam = families or collapse_families(bench.catalog)
     if fam.original.num_tables != bench.catalog.num_tables:
         raise ValueError("collapse_benchmark: the families are of another catalog")
     questions = [_collapse_question(q, fam) for q in bench.questions]
-    source = f"{bench.source}; table families collapsed: {fam.summary()}"
+    source = f"{bench.source}; {what} collapsed: {fam.summary()}"
     return replace(bench, catalog=fam.catalog, questions=questions, source=source)

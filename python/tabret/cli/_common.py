@@ -86,10 +86,12 @@ def add_threshold_rule(
 Identifiers = Literal["declared", "split", "expand"]
 Keys = Literal["declared", "inferred", "both"]
 FamiliesChoice = Literal["off", "collapse"]
+CopiesChoice = Literal["off", "collapse"]
 
 
 def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> None:
-    """How the catalog is understood before indexing: --identifiers, --keys, --families."""
+    """How the catalog is understood before indexing: --identifiers, --keys, --families,
+    --copies."""
     p.add_argument(
         "--identifiers",
         default="declared",
@@ -116,6 +118,15 @@ def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> Non
         help="table families (shards such as ga_sessions_20160801 … with the same columns): "
         "each table on its own (off, default), or each family as one table (collapse; "
         f"tabret.families){families_help}",
+    )
+    p.add_argument(
+        "--copies",
+        default="off",
+        choices=list(get_args(CopiesChoice)),
+        help="one table registered under several databases (same qualified name such as "
+        "project.dataset.table, same columns): each copy on its own (off, default), or each "
+        "group as one table in its first database (collapse; tabret.copies; after --families)"
+        f"{families_help}",
     )
 
 

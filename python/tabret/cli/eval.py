@@ -15,6 +15,7 @@ from tabret.benchmarks import BENCHMARKS
 from tabret.cli import _adaptive, _crush, _eval_join, _llm, _murre
 from tabret.cli._common import (
     LOADERS,
+    CopiesChoice,
     FamiliesChoice,
     Identifiers,
     Keys,
@@ -65,6 +66,8 @@ class EvalOptions:
     catalog_format: str
     identifiers: Identifiers
     families: FamiliesChoice
+    copies: CopiesChoice
+    score_copies: bool
     keys: Keys
     knowledge: bool
     documents: bool
@@ -120,6 +123,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "writes it)",
     )
     add_catalog_arguments(p, ", gold items mapped onto the families")
+    p.add_argument(
+        "--score-copies",
+        action="store_true",
+        help="score a gold table's copies in other databases (tabret.copies) as the gold table "
+        "itself: retrieval unchanged, for a union of databases",
+    )
     p.add_argument(
         "--method",
         nargs="+",
@@ -242,6 +251,8 @@ def command(args: argparse.Namespace) -> int:
             catalog_format=args.catalog_format,
             identifiers=args.identifiers,
             families=args.families,
+            copies=args.copies,
+            score_copies=args.score_copies,
             keys=args.keys,
             knowledge=args.knowledge,
             documents=args.documents,
@@ -284,6 +295,20 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         from tabret.families import collapse_benchmark
 
         bench = collapse_benchmark(bench)
+    if o.score_copies:
+        from tabret.copies import copies_as_gold
+
+        bench = copies_as_gold(bench)
+    if o.copies == "collapse":
+        from tabret.copies import collapse_copies
+        from tabret.families import collapse_benchmark
+
+        if bench.per_database:
+            raise ValueError(
+                f"--copies collapse: benchmark '{bench.name}' searches each question's own "
+                "database, which holds no copies (a copy group's table lives in one database)"
+            )
+        bench = collapse_benchmark(bench, collapse_copies(bench.catalog), what="copies")
     if o.recorded_only:
         bench = _murre.recorded_only(bench, o.data_dir)
     if o.first is not None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 from tabret.cli import _llm
 from tabret.cli._common import (
     LOADERS,
+    CopiesChoice,
     FamiliesChoice,
     Identifiers,
     Keys,
@@ -44,6 +45,7 @@ class IndexOptions:
     identifiers: Identifiers
     keys: Keys
     families: FamiliesChoice
+    copies: CopiesChoice
     join_graph: Literal["compatibility", "keys"] | None
     column_stats: bool
     questions: bool
@@ -134,6 +136,7 @@ def command(args: argparse.Namespace) -> int:
             identifiers=args.identifiers,
             keys=args.keys,
             families=args.families,
+            copies=args.copies,
             join_graph=args.join_graph,
             column_stats=args.column_stats,
             questions=args.questions,
@@ -153,6 +156,12 @@ def run(o: IndexOptions) -> int:
         families = collapse_families(cat)
         print(f"table families: {families.summary()}")
         cat = families.catalog
+    if o.copies == "collapse":
+        from tabret.copies import collapse_copies
+
+        copies = collapse_copies(cat)
+        print(f"copies: {copies.summary()}")
+        cat = copies.catalog
     index = TableIndex.build(
         cat,
         embedder_arg(o.embedder, o.quiet),  # type: ignore[arg-type]
