@@ -90,6 +90,6 @@ def copies_as_gold(bench: Benchmark) -> Benchmark:
     touched = sum(1 for q, new in zip(bench.questions, questions, strict=True) if q != new)
     source = (
         f"{bench.source}; a gold table's copies in other databases count as it "
-        f"({touched} questions read a table with copies)"
+        f"({touched} of {len(questions)} questions read a table with copies)"
     )
     return replace(bench, questions=questions, source=source)

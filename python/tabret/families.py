@@ -31,6 +31,11 @@ with the first member's primary key; every foreign key of a member is mapped ont
 collapsed tables (duplicates and ones from a column to itself dropped). Every other table is
 copied as it is, with its keys. Collapsed ids follow the original order of each family's first
 member.
+
+``collapse_families`` also takes groups that span databases (:func:`tabret.copies.find_copies`:
+one table registered under several databases); such a group keeps its first member's name,
+natural name and description, lives in its first member's database, and its comment names the
+databases.
 """
 
 from __future__ import annotations
