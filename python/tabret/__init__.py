@@ -20,6 +20,7 @@ from tabret._core import (
 )
 from tabret.adaptive import AdaptiveRetriever, CallableScorer, SimilarityScorer
 from tabret.catalog import Catalog
+from tabret.copies import collapse_copies
 from tabret.crush import CrushRetriever
 from tabret.datasets import Question, demo_catalog, demo_questions
 from tabret.embedders import (
@@ -98,6 +99,7 @@ __all__ = [
     "TraceStep",
     "__version__",
     "catalog_without_keys",
+    "collapse_copies",
     "collapse_families",
     "column_stats_from_database",
     "demo_catalog",
