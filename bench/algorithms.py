@@ -63,7 +63,8 @@ class Setup:
         self.source = source
         self.questions = questions
         self.embedder = LookupEmbedder()
-        self.index = TableIndex.build(catalog, self.embedder, progress=False)
+        # exact search, as the reference's numpy products
+        self.index = TableIndex.build(catalog, self.embedder, kind="exact", progress=False)
         self.table_vectors: FloatArray = np.asarray(self.index.core.table_vectors)
         self.column_vectors: FloatArray = np.asarray(self.index.core.column_vectors)
         cat = self.index.catalog

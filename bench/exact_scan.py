@@ -88,7 +88,7 @@ def vectors_and_queries(
     root = data_dir()
     embedder = HashingEmbedder()
     cat = spider2_catalog(root, max_columns)
-    index = _core.TableIndex.build(cat, embedder, embedder.name, progress=None)
+    index = _core.TableIndex.build(cat, embedder, embedder.name, kind="exact", progress=None)
     vectors = np.ascontiguousarray(index.column_vectors, dtype=np.float32)
     del index
     q = normalized(np.asarray(embedder.embed(spider2_questions(root, count)), dtype=np.float32))

@@ -41,7 +41,9 @@ def run(max_columns: int, queries: int, sizes: Sequence[int]) -> list[dict[str, 
     root = data_dir()
     cat = spider2_catalog(root, max_columns)
     embedder = HashingEmbedder()
-    index = _core.TableIndex.build(cat, embedder, embedder.name, columns=True, progress=None)
+    index = _core.TableIndex.build(
+        cat, embedder, embedder.name, columns=True, kind="exact", progress=None
+    )
     tables = np.asarray(index.table_vectors)
     columns = np.asarray(index.column_vectors)
     order, starts = columns_by_table(cat)

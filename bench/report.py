@@ -262,13 +262,15 @@ def scale_section(s: dict[str, Any]) -> list[str]:
         "dimensions up to the budget, then the best 4,000 items re-scored exactly (a question "
         "over all 532k Spider 2.0-lite columns has a median of ~11 million postings); "
         "*sparse (no budget)*: the same index always exact (recall below 100 only where float "
-        "rounding reorders near-ties). "
+        "rounding reorders near-ties). *auto*: the default kind, which searches the tables' "
+        "and the columns' vectors each exactly up to 8 MiB of float32 rows and above that with "
+        "`sparse` (these sparse vectors) or `pca` (dense ones); the row says what it picked. "
         "*build s (CPU s)*: wall and CPU seconds of the build; *load*: the 1-minute load "
         "average when the row's process started → ended. Growth rows are "
         "Spider 2.0-lite prefixes (whole tables in file order).",
         "",
     ]
-    out += scale_tables(s["rows"], "`exact` is the default index kind")
+    out += scale_tables(s["rows"], "`auto` is the default index kind")
     if _scale_plot(s["rows"]):
         out += ["", f"![build time and column latency against size]({PLOT.name})"]
     out.append("")
@@ -285,7 +287,8 @@ def dense_scale_section(s: dict[str, Any]) -> list[str]:
         "embedding cache (filled once: about 70 minutes for the 532,388 column texts on these "
         "2 cores) and held in memory, so that a build and a query measure tabret only (the "
         "model's time per question is §6's). *peak MiB* includes those in-memory vectors (about "
-        "0.9 GiB at 532k). Kinds for dense vectors: *int8* (exact: int8 codes, then the rows "
+        "0.9 GiB at 532k). Kinds for dense vectors: *auto* (the default, as above: `pca` "
+        "where the vectors take over 8 MiB), *int8* (exact: int8 codes, then the rows "
         "that may reach the top 10 re-scored), *pca* (`index/pca_index.hpp`: 2-bit codes of the "
         "128 leading principal components, 32 bytes a column, scanned with an AVX2 kernel; the "
         "best 10,000 columns scored on 4-bit codes of the 256 leading components, the best "
@@ -385,8 +388,14 @@ def target_lines(rows_in: Sequence[dict[str, Any]], note: str) -> list[str]:
 
 
 def _index(r: dict[str, Any]) -> str:
-    """A scale row's index kind, and for sparse without its budget of postings, that."""
-    return f"{r['kind']} (no budget)" if r.get("sparse_max_postings") == 0 else r["kind"]
+    """A scale row's index kind; for sparse without its budget of postings, that; for auto,
+    the kinds it picked."""
+    if r.get("sparse_max_postings") == 0:
+        return f"{r['kind']} (no budget)"
+    if r["kind"] == "auto" and "searched" in r:
+        picked = r["searched"]
+        return f"auto (tables {picked['tables']}, columns {picked['columns']})"
+    return str(r["kind"])
 
 
 def _size(r: dict[str, Any]) -> str:
@@ -415,8 +424,9 @@ def ef_sweep_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
     return out + _table(["HNSW over", *[f"ef {e}" for e in efs], "ef for the target"], table)
 
 
-#: Approximate kinds that re-score a candidate set: each row must reach the target itself.
-RESCORING_KINDS = ("sparse", "pca")
+#: Approximate kinds that re-score a candidate set (auto picks sparse or pca on large
+#: catalogs): each row must reach the target itself.
+RESCORING_KINDS = ("sparse", "pca", "auto")
 
 
 def below_target(scales: Sequence[dict[str, Any]], pg: dict[str, Any] | None = None) -> list[str]:

@@ -156,6 +156,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     sweep = _ef_sweep(retriever, questions) if spec["kind"] == "hnsw" else {}
     return {
         **spec,
+        "searched": index.search_kinds,
         "load_average": [round(load, 2), round(os.getloadavg()[0], 2)],
         "sweep": sweep,
         "tables": cat.num_tables,
@@ -260,8 +261,9 @@ def _score_against(exact: dict[str, Any], row: dict[str, Any]) -> None:
             row[f"{name}_score_recall_at_10"] = by_score
 
 
-#: Index kinds measured with MiniLM's dense vectors (sparse is for sparse vectors only).
-DENSE_KINDS = ("int8", "pca", "hnsw")
+#: Index kinds measured with MiniLM's dense vectors (sparse is for sparse vectors only; auto,
+#: the default, picks exact or pca by size).
+DENSE_KINDS = ("auto", "int8", "pca", "hnsw")
 
 
 def run_dense(sizes: Sequence[int], queries: int, timeout: int, cache: str) -> dict[str, Any]:
@@ -301,10 +303,11 @@ def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict
         # sparse with its default budget of postings (exact below it), and over catalogs where
         # the budget binds also without one (exact: recall 100 up to float ties)
         budgets = [{}, {"sparse_max_postings": 0}] if _over_budget(config) else [{}]
-        for budget in budgets:
-            sparse = run_worker({**config, "kind": "sparse", **budget, "queries": queries}, timeout)
-            _score_against(exact, sparse)
-            rows.append(sparse)
+        # auto, the default kind (exact or sparse by size), then sparse by itself
+        for kind, budget in [("auto", {}), *(("sparse", b) for b in budgets)]:
+            row = run_worker({**config, "kind": kind, **budget, "queries": queries}, timeout)
+            _score_against(exact, row)
+            rows.append(row)
         columns = exact.get("columns", config.get("max_columns", 0))
         if columns and hnsw_max and columns > hnsw_max:
             rows.append({**config, "kind": "hnsw", "error": f"skipped (> {hnsw_max} columns)"})

@@ -23,7 +23,8 @@ index_kind to_kind(const std::string& s) {
                                {"hnsw", index_kind::hnsw},
                                {"sparse", index_kind::sparse},
                                {"pca", index_kind::pca},
-                               {"int8", index_kind::int8}});
+                               {"int8", index_kind::int8},
+                               {"auto", index_kind::automatic}});
 }
 
 /// exact_index::search as two arrays (ids, scores), one row per query.
@@ -128,7 +129,7 @@ void register_index(py::module_& m) {
             },
             py::arg("catalog"), py::arg("embed"), py::arg("embedder_name"),
             py::arg("format") = "signature", py::arg("names") = "natural",
-            py::arg("columns") = true, py::arg("kind") = "exact", py::arg("hnsw_m") = 16,
+            py::arg("columns") = true, py::arg("kind") = "auto", py::arg("hnsw_m") = 16,
             py::arg("ef_construction") = 200, py::arg("ef_search") = 64,
             py::arg("sparse_max_postings") = sparse_params{}.max_postings,
             py::arg("sparse_rescore") = sparse_params{}.rescore,
@@ -152,6 +153,15 @@ void register_index(py::module_& m) {
         .def_property_readonly(
             "kind",
             [](const table_index& i) { return std::string(detail::to_string(i.options().kind)); })
+        .def_property_readonly(
+            "search_kinds",
+            [](const table_index& i) {
+                py::dict kinds;
+                kinds["tables"] = std::string(detail::to_string(i.table_search_kind()));
+                if (i.has_columns())
+                    kinds["columns"] = std::string(detail::to_string(i.column_search_kind()));
+                return kinds;
+            })
         .def_property_readonly(
             "format",
             [](const table_index& i) { return std::string(detail::to_string(i.options().format)); })

@@ -209,7 +209,7 @@ class TableIndex:
         format: TableFormat = "signature",
         names: NameStyle = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw", "sparse", "int8", "pca"] = "exact",
+        kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"] = "auto",
         hnsw_m: int = 16,
         ef_construction: int = 200,
         ef_search: int = 64,
@@ -235,6 +235,8 @@ class TableIndex:
     def has_columns(self) -> bool: ...
     @property
     def kind(self) -> str: ...
+    @property
+    def search_kinds(self) -> dict[str, str]: ...
     @property
     def format(self) -> str: ...
     @property

@@ -79,7 +79,7 @@ class TableIndex:
         format: Literal["signature", "words", "ddl", "described"] = "signature",
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
-        kind: Literal["exact", "hnsw", "sparse", "int8", "pca"] = "exact",
+        kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"] = "auto",
         sparse_max_postings: int | None = None,
         sparse_rescore: int | None = None,
         pca_dims: int | None = None,
@@ -93,7 +93,10 @@ class TableIndex:
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
-        ``: description``). ``kind``: ``exact`` (a dense scan), ``sparse`` (an inverted index,
+        ``: description``). ``kind``: ``auto`` (the default: the tables' and the columns'
+        vectors each get ``exact`` up to 32 MiB of float32 rows, above that ``sparse`` for
+        sparse vectors and ``pca`` for dense ones; :attr:`search_kinds` says which),
+        ``exact`` (a dense scan), ``sparse`` (an inverted index,
         for the hashing embedder's sparse vectors; :class:`tabret.Error` for dense ones), ``int8``
         (exact: a scan of int8 codes, then the rows that may reach the top k re-scored exactly;
         for dense vectors) or ``hnsw`` (approximate). A ``sparse`` search is exact while the
@@ -170,6 +173,12 @@ class TableIndex:
     @property
     def embedder_name(self) -> str:
         return self._core.embedder_name
+
+    @property
+    def search_kinds(self) -> dict[str, str]:
+        """The index kind the tables' (``"tables"``) and, when indexed, the columns'
+        (``"columns"``) vectors are searched with: ``kind``, or what ``auto`` picked."""
+        return self._core.search_kinds
 
     def __repr__(self) -> str:
         cat = self.catalog

@@ -649,3 +649,33 @@ TEST_CASE("table index of kind sparse searches as exact and survives save and lo
     CHECK(loaded.search_tables(queries, 5) == got);
     CHECK(loaded.search_columns(queries, 8) == columns);
 }
+
+TEST_CASE("automatic kind: exact up to 8 MiB of vectors, then sparse or pca by density",
+          "[index][auto]") {
+    const auto rows_over =
+        static_cast<Eigen::Index>(automatic_exact_bytes / sizeof(float) / 64 + 1);
+    CHECK(automatic_kind(matrix::Ones(rows_over - 1, 64)) == index_kind::exact);
+    CHECK(automatic_kind(matrix::Ones(rows_over, 64)) == index_kind::pca);
+    matrix sparse = matrix::Zero(rows_over, 64);
+    sparse.leftCols(32).setOnes();  // half the entries: sparse_index's limit, still accepted
+    CHECK(automatic_kind(sparse) == index_kind::sparse);
+    sparse(0, 40) = 1.0f;  // one entry over half
+    CHECK(automatic_kind(sparse) == index_kind::pca);
+}
+
+TEST_CASE("the default kind is automatic, resolved per part and again at load", "[index][auto]") {
+    const hashing_embedder e;
+    const auto index = table_index::build(demo(), e, e.name());
+    CHECK(index.options().kind == index_kind::automatic);
+    CHECK(index.table_search_kind() == index_kind::exact);  // the demo's vectors are small
+    CHECK(index.column_search_kind() == index_kind::exact);
+    const matrix queries = demo_index().tables().vectors().topRows(5);
+    CHECK(index.search_tables(queries, 5) == demo_index().search_tables(queries, 5));
+
+    const temp_dir dir;
+    index.save(dir.path() / "idx");
+    const auto loaded = table_index::load(dir.path() / "idx");
+    CHECK(loaded.options().kind == index_kind::automatic);
+    CHECK(loaded.table_search_kind() == index_kind::exact);
+    CHECK(loaded.search_tables(queries, 5) == index.search_tables(queries, 5));
+}

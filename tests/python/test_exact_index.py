@@ -81,7 +81,7 @@ def test_exact_index_rejects_bad_input() -> None:
 def test_int8_table_index_answers_as_exact(tmp_path: Path, data_dir: Path) -> None:
     bench = load_benchmark("spider-union", data_dir)
     hashing = HashingEmbedder()
-    exact = TableIndex.build(bench.catalog, hashing, progress=False)
+    exact = TableIndex.build(bench.catalog, hashing, kind="exact", progress=False)
     int8 = TableIndex.build(bench.catalog, hashing, kind="int8", progress=False)
     assert int8.core.kind == "int8"
     for q in [q.question for q in bench.questions[:40]]:

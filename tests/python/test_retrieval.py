@@ -127,7 +127,7 @@ def test_corrupt_index_file_is_a_file_error(demo_index: TableIndex, tmp_path: Pa
 
 def test_hnsw_agrees_with_exact(tmp_path: Path) -> None:
     bench = load_benchmark("demo")
-    exact = TableIndex.build(bench.catalog, HASHING, progress=False)
+    exact = TableIndex.build(bench.catalog, HASHING, kind="exact", progress=False)
     hnsw = TableIndex.build(bench.catalog, HASHING, kind="hnsw", progress=False)
     qs = [q.question for q in bench.questions]
     a = [r.table_names for r in DenseRetriever(exact).retrieve(qs, 10)]
@@ -148,7 +148,7 @@ def _exact_on_union(data_dir: Path) -> tuple[tabret.Catalog, list[str], list[Any
     bench = load_benchmark("spider-union", data_dir)
     cat = bench.catalog
     qs = [q.question for q in bench.questions[:20]]
-    exact = DenseRetriever(TableIndex.build(cat, HASHING, progress=False))
+    exact = DenseRetriever(TableIndex.build(cat, HASHING, kind="exact", progress=False))
     return cat, qs, exact.retrieve(qs, cat.num_tables, k_columns=cat.num_columns)
 
 
@@ -229,7 +229,7 @@ def test_pca_index_rescores_exactly_and_is_saved(tmp_path: Path, data_dir: Path)
 
 def test_sparse_index_answers_as_exact(tmp_path: Path, data_dir: Path) -> None:
     bench = load_benchmark("spider-union", data_dir)
-    exact = TableIndex.build(bench.catalog, HASHING, progress=False)
+    exact = TableIndex.build(bench.catalog, HASHING, kind="exact", progress=False)
     sparse = TableIndex.build(bench.catalog, HASHING, kind="sparse", progress=False)
     assert sparse.core.kind == "sparse"
     qs = [q.question for q in bench.questions[:60]]
@@ -250,6 +250,35 @@ def test_sparse_index_answers_as_exact(tmp_path: Path, data_dir: Path) -> None:
         TableIndex.build(
             bench.catalog, lambda t: np.ones((len(t), 8)), kind="sparse", progress=False
         )
+
+
+def _rotated(texts: list[str]) -> np.ndarray:
+    """The hashing vectors turned by one fixed random rotation: dense, same inner products."""
+    rotation = np.linalg.qr(np.random.default_rng(7).standard_normal((1024, 1024)))[0]
+    return np.asarray(HASHING.embed(texts), dtype=np.float32) @ rotation.astype(np.float32)
+
+
+def test_the_default_kind_picks_exact_sparse_or_pca_by_size(data_dir: Path) -> None:
+    """``auto``: the demo's vectors and SpiderUnion's 876 table vectors (3.6 MB of hashing
+    vectors) are scanned exactly; its 4,503 column vectors (18 MB, over the 8 MiB threshold)
+    get the sparse index as hashing vectors and the pca index when the same vectors are rotated
+    to dense ones, and both find the exact top 10 columns of every question."""
+    demo = TableIndex.build(tabret.demo_catalog(), HASHING, progress=False)
+    assert demo.core.kind == "auto"
+    assert demo.search_kinds == {"tables": "exact", "columns": "exact"}
+    bench = load_benchmark("spider-union", data_dir)
+    qs = [q.question for q in bench.questions[:40]]
+    for embedder, picked in ((HASHING, "sparse"), (CallableEmbedder(_rotated, "rotated"), "pca")):
+        auto = TableIndex.build(bench.catalog, embedder, progress=False)
+        assert auto.search_kinds == {"tables": "exact", "columns": picked}
+        exact = TableIndex.build(bench.catalog, embedder, kind="exact", progress=False)
+        assert exact.search_kinds == {"tables": "exact", "columns": "exact"}
+        got = DenseRetriever(auto).retrieve(qs, 10, k_columns=10)
+        want = DenseRetriever(exact).retrieve(qs, 10, k_columns=10)
+        assert [r.tables for r in got] == [r.tables for r in want]  # exact either way
+        tenth = [r.columns[-1].score for r in want]
+        missed = sum(c.score < w - 1e-5 for r, w in zip(got, tenth, strict=True) for c in r.columns)
+        assert missed <= 2, picked  # none when written, either kind
 
 
 def test_threads_agree_with_serial(demo_index: TableIndex) -> None:

@@ -30,17 +30,31 @@ namespace tabret {
 /// hashing embedder's, built from the vectors at build and at load; exact up to a budget of
 /// postings per query, sparse_params), int8 (exact, a scan of
 /// int8 codes then exact re-scoring of the rows that may reach the top k: exact_index::quantize,
-/// codes built at build and at load), pca (approximate, for dense vectors: a scan of 4-bit codes
-/// of the leading principal components, then exact re-scoring of the best rows: pca_index,
-/// built from the vectors at build and at load; pca_params).
-enum class index_kind { exact, hnsw, sparse, int8, pca };
+/// codes built at build and at load), pca (approximate, for dense vectors: a scan of 2- and 4-bit
+/// codes of the leading principal components, then exact re-scoring of the best rows: pca_index,
+/// built from the vectors at build and at load; pca_params), automatic (the default: each of the
+/// tables' and the columns' vectors gets the kind automatic_kind picks for them).
+enum class index_kind { exact, hnsw, sparse, int8, pca, automatic };
+
+/// index_kind::automatic scans vectors exactly up to this many bytes of float32 rows (8 MiB,
+/// about a millisecond a query: 2,048 hashing or 5,461 MiniLM rows).
+inline constexpr std::size_t automatic_exact_bytes = std::size_t{8} << 20;
+
+/**
+ * @brief The kind index_kind::automatic searches @p vectors with: exact up to
+ * automatic_exact_bytes; above it sparse for sparse vectors (at most sparse_index::max_density
+ * of the entries non-zero, as the hashing embedder's), pca for dense ones (docs/benchmarks.md
+ * §2: over Spider 2.0-lite's 532,388 columns both answer in about 4–5 ms at 96–99 % recall@10
+ * of exact search, where the exact scan takes 78–172 ms).
+ */
+[[nodiscard]] index_kind automatic_kind(const matrix& vectors);
 
 struct table_index_options {
     table_format format = table_format::signature;  ///< How a table is written for embedding.
     name_style names = name_style::natural;
     bool columns = true;  ///< Also embed one `db.table.column` per column (`: description`
                           ///< after it with table_format::described).
-    index_kind kind = index_kind::exact;
+    index_kind kind = index_kind::automatic;
     hnsw_params hnsw{};            ///< Used when kind == hnsw.
     sparse_params sparse{};        ///< Used when kind == sparse.
     pca_params pca{};              ///< Used when kind == pca.
@@ -65,6 +79,8 @@ inline std::string_view to_string(index_kind k) {
             return "int8";
         case index_kind::pca:
             return "pca";
+        case index_kind::automatic:
+            return "auto";
         case index_kind::exact:
             break;
     }
@@ -137,6 +153,11 @@ class table_index {
     }
     [[nodiscard]] bool has_columns() const noexcept { return columns_.has_value(); }
     [[nodiscard]] const bm25_index& bm25() const noexcept { return bm25_; }
+    /// The kind the tables' vectors are searched with (options().kind, or what
+    /// index_kind::automatic picked for them).
+    [[nodiscard]] index_kind table_search_kind() const noexcept { return tables_kind_; }
+    /// The kind the columns' vectors are searched with (exact when there are none).
+    [[nodiscard]] index_kind column_search_kind() const noexcept { return columns_kind_; }
 
     /// The text a table was embedded as.
     [[nodiscard]] std::string table_text(table_id t) const;
@@ -199,13 +220,8 @@ class table_index {
     /// HNSW graphs over the vectors; progress stages "hnsw tables" and "hnsw columns" count
     /// inserted items.
     void build_hnsw(const progress_fn& progress);
-    /// Inverted indexes over the vectors. @throws error for vectors that are not sparse.
-    void build_sparse();
-    /// Int8 codes of the vectors (exact_index::quantize).
-    void quantize();
-    /// PCA codes of the vectors (pca_index).
-    void build_pca();
-    /// What the kind builds from the vectors, at build and at load: sparse, int8 or pca.
+    /// What the kind builds from the vectors, at build and at load (sparse, int8 or pca
+    /// structures), and which kind each part is searched with.
     void build_derived();
 
     class catalog catalog_;
@@ -222,6 +238,8 @@ class table_index {
     std::optional<sparse_index> columns_sparse_;
     std::optional<pca_index> tables_pca_;
     std::optional<pca_index> columns_pca_;
+    index_kind tables_kind_ = index_kind::exact;   ///< options_.kind, resolved
+    index_kind columns_kind_ = index_kind::exact;  ///< options_.kind, resolved
 };
 
 }  // namespace tabret

@@ -39,7 +39,7 @@ class IndexOptions:
     replace: bool
     embedder: str
     text: TextFormat
-    kind: Literal["exact", "hnsw", "sparse", "int8", "pca"]
+    kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"]
     columns: bool
     quiet: bool
     identifiers: Identifiers
@@ -76,16 +76,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_embedding_arguments(p, "--text")
     p.add_argument(
         "--kind",
-        default="exact",
-        choices=["exact", "hnsw", "sparse", "int8", "pca"],
-        help="exact search (default); sparse: exact search through an inverted index, for the "
-        "hashing embedder's sparse vectors (several times faster on large catalogs); int8: exact "
-        "search that scans int8 codes first (dense vectors such as MiniLM's, about twice as fast "
+        default="auto",
+        choices=["auto", "exact", "hnsw", "sparse", "int8", "pca"],
+        help="auto (default): exact search up to 8 MiB of vectors (tables and columns each), "
+        "above that sparse for the hashing embedder's sparse vectors and pca for dense ones "
+        "such as MiniLM's; exact: a dense scan; sparse: an inverted index for sparse vectors, "
+        "exact up to a million postings a question, then the best 4,000 re-scored exactly; "
+        "int8: exact search that scans int8 codes first (dense vectors, about twice as fast "
         "on large catalogs, a quarter more memory); pca: approximate, for dense vectors: a scan "
-        "of 4-bit codes of 128 principal components, the best 10,000 rows scored on 256, the "
-        "best 1,000 of those re-scored exactly (docs/benchmarks.md §2 has its recall and "
-        "speed); hnsw: an approximate graph (measure its recall on your questions first: "
-        "docs/benchmarks.md)",
+        "of 2-bit codes of 128 principal components, the best 10,000 rows scored on 4-bit "
+        "codes of 256, the best 1,000 of those re-scored exactly; hnsw: an approximate graph "
+        "(measure its recall on your questions first). docs/benchmarks.md §2 has each kind's "
+        "recall and speed",
     )
     p.add_argument("--no-columns", action="store_true", help="index tables only, not columns")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
@@ -173,7 +175,8 @@ def run(o: IndexOptions) -> int:
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         graph, questions = _build_extras(o, cat, index, live.llm if live else None)
     index.save(o.out, join_graph=graph, questions=questions, replace=o.replace)
-    print(f"indexed {cat!r} with {index.embedder_name} ({o.kind}) into {o.out}")
+    searched = ", ".join(f"{part} {kind}" for part, kind in index.search_kinds.items())
+    print(f"indexed {cat!r} with {index.embedder_name} ({o.kind}: {searched}) into {o.out}")
     if graph is not None:
         print(f"join graph: {len(graph):,} edges")
     if questions is not None:

@@ -55,8 +55,8 @@ table_index_options options_from(const detail::json_reader& r) {
     o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                               : name_style::original;
     constexpr index_kind kinds[] = {index_kind::exact, index_kind::hnsw, index_kind::sparse,
-                                    index_kind::int8, index_kind::pca};
-    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse", "int8", "pca"})];
+                                    index_kind::int8,  index_kind::pca,  index_kind::automatic};
+    o.kind = kinds[r.one_of("kind", {"exact", "hnsw", "sparse", "int8", "pca", "auto"})];
     const detail::json_reader h(r.get("hnsw", nlohmann::json::value_t::object), r.source(),
                                 "manifest.hnsw");
     o.hnsw.m = h.count("m");
@@ -99,6 +99,15 @@ hnsw_index load_hnsw(const detail::artifact& saved, const std::string& name,
 }
 
 }  // namespace
+
+index_kind automatic_kind(const matrix& vectors) {
+    const auto entries = static_cast<std::size_t>(vectors.size());
+    if (entries * sizeof(float) <= automatic_exact_bytes) return index_kind::exact;
+    const auto nonzeros = static_cast<std::size_t>((vectors.array() != 0.0f).count());
+    return static_cast<double>(nonzeros) <= sparse_index::max_density * static_cast<double>(entries)
+               ? index_kind::sparse
+               : index_kind::pca;
+}
 
 table_index::table_index(class catalog cat, std::string embedder_name, table_index_options options)
     : catalog_(std::move(cat)),
@@ -181,25 +190,18 @@ std::vector<std::string> table_index::texts_of_columns() const {
     return out;
 }
 
-void table_index::build_sparse() {
-    tables_sparse_.emplace(tables_.vectors(), options_.sparse);
-    if (columns_) columns_sparse_.emplace(columns_->vectors(), options_.sparse);
-}
-
-void table_index::build_pca() {
-    tables_pca_.emplace(tables_, options_.pca);
-    if (columns_) columns_pca_.emplace(*columns_, options_.pca);
-}
-
 void table_index::build_derived() {
-    if (options_.kind == index_kind::sparse) build_sparse();
-    if (options_.kind == index_kind::int8) quantize();
-    if (options_.kind == index_kind::pca) build_pca();
-}
-
-void table_index::quantize() {
-    tables_.quantize();
-    if (columns_) columns_->quantize();
+    const auto derive = [&](exact_index& vectors, std::optional<sparse_index>& sparse,
+                            std::optional<pca_index>& pca) {
+        const auto kind = options_.kind == index_kind::automatic ? automatic_kind(vectors.vectors())
+                                                                 : options_.kind;
+        if (kind == index_kind::sparse) sparse.emplace(vectors.vectors(), options_.sparse);
+        if (kind == index_kind::int8) vectors.quantize();
+        if (kind == index_kind::pca) pca.emplace(vectors, options_.pca);
+        return kind;
+    };
+    tables_kind_ = derive(tables_, tables_sparse_, tables_pca_);
+    if (columns_) columns_kind_ = derive(*columns_, columns_sparse_, columns_pca_);
 }
 
 void table_index::build_hnsw(const progress_fn& progress) {
