@@ -99,8 +99,8 @@ window_score_fn python_window_score_fn(py::object fn, std::string name) {
 using window_scorer_source =
     std::variant<callback_window_scorer, std::pair<callback_embedder, similarity_threshold>>;
 
-using rerank_step = std::function<std::vector<retrieval>(const std::vector<std::string>&,
-                                                         const std::vector<retrieval>&)>;
+using rerank_step =
+    std::function<std::vector<retrieval>(const std::vector<std::string>&, std::vector<retrieval>)>;
 
 /// Adaptive re-ranking over the held index, options and scorer.
 using py_adaptive_reranker =
@@ -109,14 +109,14 @@ using py_adaptive_reranker =
 rerank_step adaptive_step(const std::shared_ptr<const table_index>& held_index,
                           const adaptive_options& options, const window_scorer_source& source) {
     return [&index = *held_index, &options, &source](const std::vector<std::string>& questions,
-                                                     const std::vector<retrieval>& first) {
+                                                     std::vector<retrieval> first) {
         if (const auto* callback = std::get_if<callback_window_scorer>(&source))
-            return adaptive_rerank(index, questions, first, *callback, options);
+            return adaptive_rerank(index, questions, std::move(first), *callback, options);
         const auto& [embedder, threshold] =
             std::get<std::pair<callback_embedder, similarity_threshold>>(source);
         const cached_embedder cache(embedder);
         const similarity_window_scorer scorer(index, cache, threshold);
-        return adaptive_rerank(index, questions, first, scorer, options);
+        return adaptive_rerank(index, questions, std::move(first), scorer, options);
     };
 }
 
@@ -164,7 +164,7 @@ void register_adaptive(py::module_& m) {
         .def(
             "rerank",
             [](const py_adaptive_reranker& r, const std::vector<std::string>& questions,
-               const std::vector<retrieval>& first) { return r.get()(questions, first); },
+               std::vector<retrieval> first) { return r.get()(questions, std::move(first)); },
             py::arg("questions"), py::arg("first"), py::call_guard<py::gil_scoped_release>())
         .def_property_readonly(
             "candidates",

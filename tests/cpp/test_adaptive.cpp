@@ -122,6 +122,52 @@ TEST_CASE("a scorer that reads no texts is sent none and cuts the same", "[adapt
     CHECK(a[0].cut == b[0].cut);
 }
 
+namespace {
+
+/// The similarity scorer without its window_independent declaration: asked about every window.
+struct every_window_scorer {
+    const similarity_window_scorer<hashing_embedder>& inner;
+    mutable std::size_t calls = 0;
+    static constexpr bool reads_texts = false;
+    std::vector<window_scores> score(std::span<const window_request> windows) const {
+        ++calls;
+        return inner.score(windows);
+    }
+};
+
+/// The similarity scorer, counting its calls (and keeping its declaration).
+struct counted_scorer {
+    const similarity_window_scorer<hashing_embedder>& inner;
+    mutable std::vector<std::size_t> tables_per_call;
+    static constexpr bool reads_texts = false;
+    static constexpr bool window_independent = true;
+    std::vector<window_scores> score(std::span<const window_request> windows) const {
+        std::size_t n = 0;
+        for (const auto& w : windows) n += w.tables.size();
+        tables_per_call.push_back(n);
+        return inner.score(windows);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a window-independent scorer is called once and walks to the same result", "[adaptive]") {
+    static_assert(window_independent<similarity_window_scorer<hashing_embedder>>::value);
+    static_assert(!window_independent<scripted_scorer>::value);
+    const hashing_embedder e;
+    const similarity_window_scorer<hashing_embedder> sim(demo_index(), e, {});
+    const std::vector<std::string> q = {"orders of each customer", "singers and their concerts"};
+    const std::vector<retrieval> first = {first_stage({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                                          first_stage({9, 3, 5, 1, 7, 0, 2})};
+    every_window_scorer each{sim, 0};
+    counted_scorer once{sim, {}};
+    const auto a = adaptive_rerank(demo_index(), q, first, each, {10, 4, 2});
+    const auto b = adaptive_rerank(demo_index(), q, first, once, {10, 4, 2});
+    CHECK(each.calls == 4);  // windows [6,10), [4,8), [2,6), [0,4) of the longer list
+    CHECK(once.tables_per_call == std::vector<std::size_t>{17});  // every candidate, once
+    CHECK(a == b);  // tables, logits, cuts and traces alike
+}
+
 TEST_CASE("threshold never below R: the top window fixes the cut; the last window is smaller",
           "[adaptive]") {
     // N = 9, W = 4, R = 2: windows [5,9), [3,7), [1,5), then only 1 new candidate: [0,3).

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -100,23 +102,30 @@ class similarity_window_scorer {
 
     /// Scores from the index's stored vectors: the re-ranker need not serialise the tables.
     static constexpr bool reads_texts = false;
+    /// A table's cosine and a question's threshold do not depend on the window.
+    static constexpr bool window_independent = true;
 
     /** @throws embedding_error for a bad embedder answer. */
     [[nodiscard]] std::vector<window_scores> score(std::span<const window_request> windows) const {
-        std::unordered_map<std::string_view, std::shared_ptr<const question_scores>> of;
+        // Each window's question from the memo; the ones it lacks embedded and searched once.
+        std::vector<std::shared_ptr<const question_scores>> of(windows.size());
+        std::unordered_map<std::string_view, std::shared_ptr<const question_scores>> computed;
         std::vector<std::string> missing;
-        for (const auto& w : windows) {
-            if (of.contains(w.question)) continue;
-            of[w.question] = memo_->find(w.question);
-            if (!of[w.question]) missing.emplace_back(w.question);
+        for (std::size_t w = 0; w < windows.size(); ++w) {
+            of[w] = memo_->find(windows[w].question);
+            if (!of[w] && computed.emplace(windows[w].question, nullptr).second)
+                missing.emplace_back(windows[w].question);
         }
-        if (!missing.empty())
+        if (!missing.empty()) {
             for (auto& [question, scores] : compute(missing))
-                of.at(question) = memo_->insert(question, std::move(scores));
+                computed.at(question) = memo_->insert(question, std::move(scores));
+            for (std::size_t w = 0; w < windows.size(); ++w)
+                if (!of[w]) of[w] = computed.at(windows[w].question);
+        }
         std::vector<window_scores> out(windows.size());
         const auto& vectors = index_.tables().vectors();
         for (std::size_t w = 0; w < windows.size(); ++w) {
-            const auto& q = *of.at(windows[w].question);
+            const auto& q = *of[w];
             out[w].logits.reserve(windows[w].tables.size());
             for (const table_id t : windows[w].tables)
                 out[w].logits.push_back(
@@ -142,7 +151,7 @@ class similarity_window_scorer {
         static constexpr std::size_t capacity = 4096;
         std::shared_ptr<const question_scores> find(std::string_view question) const {
             const std::lock_guard lock(mutex_);
-            const auto it = entries_.find(std::string(question));
+            const auto it = entries_.find(question);  // heterogeneous: no string made
             return it == entries_.end() ? nullptr : it->second;
         }
         std::shared_ptr<const question_scores> insert(const std::string& question,
@@ -155,7 +164,16 @@ class similarity_window_scorer {
 
       private:
         mutable std::mutex mutex_;
-        std::unordered_map<std::string, std::shared_ptr<const question_scores>> entries_;
+        /// Hashes std::string and std::string_view alike (lookups by view).
+        struct text_hash {
+            using is_transparent = void;
+            std::size_t operator()(std::string_view s) const noexcept {
+                return std::hash<std::string_view>{}(s);
+            }
+        };
+        std::unordered_map<std::string, std::shared_ptr<const question_scores>, text_hash,
+                           std::equal_to<>>
+            entries_;
     };
 
     /// Embeds @p questions in one call and derives each one's threshold from its top scores.

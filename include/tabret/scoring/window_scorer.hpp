@@ -63,6 +63,20 @@ requires requires { S::reads_texts; }
 struct reads_texts<S> : std::bool_constant<S::reads_texts> {};
 
 /**
+ * @brief Whether scorer type S gives a table the same logit, and a question the same threshold,
+ * whatever else its window holds: no unless it declares `static constexpr bool
+ * window_independent = true` (a similarity of stored vectors, not a cross-encoder reading the
+ * window). The re-ranker then scores each question's candidates once, as one window of all of
+ * them, and walks ATR's windows on those logits: the same result as scoring every window, with
+ * one scorer call and each candidate scored once.
+ */
+template <class S>
+struct window_independent : std::false_type {};
+template <class S>
+requires requires { S::window_independent; }
+struct window_independent<S> : std::bool_constant<S::window_independent> {};
+
+/**
  * @brief Checks a scorer's answer against the windows it was asked about.
  * @param who names the scorer in messages.
  * @throws scoring_error for a wrong number of answers or logits, or a NaN/infinite value.

@@ -33,7 +33,9 @@
 ///    it is the R kept plus what is left (finalised tables are never re-scored). A question with
 ///    n ≤ W candidates has one window of n tables; one with no candidates gets cut 0.
 ///  - Windows of a batch advance together: step s scores window s of every question that still
-///    has one, in one scorer call.
+///    has one, in one scorer call. A window_independent scorer (a table's logit and the
+///    threshold do not depend on the window) is called once, with every candidate of every
+///    question, and the windows walk on those logits: the same result in one call.
 ///  - Scores in the result are the logit each table got in the window that finalised it; they are
 ///    comparable only within a window, so the order, not the score, is the ranking.
 ///  - `retrieve_options::k` is not a length here: the result holds the whole re-ranked candidate
@@ -45,7 +47,8 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_set>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -86,24 +89,22 @@ class window_walk {
         return end_ > o_.window ? end_ - o_.window : 0;
     }
     /// The current window's tables, in current order.
-    [[nodiscard]] std::vector<table_id> window() const {
-        std::vector<table_id> ids;
-        for (std::size_t p = start(); p < end_; ++p) ids.push_back(list_[p].table);
-        return ids;
-    }
+    [[nodiscard]] std::vector<table_id> window() const { return tables(start(), end_); }
+    /// Every candidate, in current order.
+    [[nodiscard]] std::vector<table_id> candidates() const { return tables(0, list_.size()); }
 
     /// Re-orders the current window by @p s, fixes the cut if the threshold falls out, slides.
     void apply(const window_scores& s) {
         const std::size_t first = start(), w = end_ - first;
-        std::vector<std::size_t> order(w);
-        std::iota(order.begin(), order.end(), std::size_t{0});
-        std::stable_sort(order.begin(), order.end(),
+        order_.resize(w);
+        std::iota(order_.begin(), order_.end(), std::size_t{0});
+        std::stable_sort(order_.begin(), order_.end(),
                          [&](std::size_t a, std::size_t b) { return s.logits[a] > s.logits[b]; });
-        const std::vector<scored_table> old(list_.begin() + static_cast<std::ptrdiff_t>(first),
-                                            list_.begin() + static_cast<std::ptrdiff_t>(end_));
+        old_.assign(list_.begin() + static_cast<std::ptrdiff_t>(first),
+                    list_.begin() + static_cast<std::ptrdiff_t>(end_));
         ++windows_;
         for (std::size_t r = 0; r < w; ++r) {
-            list_[first + r] = {old[order[r]].table, s.logits[order[r]]};
+            list_[first + r] = {old_[order_[r]].table, s.logits[order_[r]]};
             window_of_[first + r] = windows_;
         }
         const auto above = static_cast<std::size_t>(std::count_if(
@@ -121,6 +122,13 @@ class window_walk {
     [[nodiscard]] std::size_t cut() const noexcept { return cut_.value_or(0); }
 
   private:
+    [[nodiscard]] std::vector<table_id> tables(std::size_t from, std::size_t to) const {
+        std::vector<table_id> ids;
+        ids.reserve(to - from);
+        for (std::size_t p = from; p < to; ++p) ids.push_back(list_[p].table);
+        return ids;
+    }
+
     std::vector<scored_table> list_;
     std::vector<std::size_t> window_of_;
     std::size_t end_;
@@ -128,26 +136,79 @@ class window_walk {
     std::size_t windows_ = 0;
     std::optional<std::size_t> cut_;
     bool finished_ = false;
+    std::vector<std::size_t> order_;  ///< apply's scratch, kept between windows
+    std::vector<scored_table> old_;   ///< apply's scratch, kept between windows
 };
+
+/// The tables of @p list, sorted.
+inline std::vector<table_id> sorted_ids(const std::vector<scored_table>& list) {
+    std::vector<table_id> ids(list.size());
+    std::transform(list.begin(), list.end(), ids.begin(), [](const auto& t) { return t.table; });
+    std::sort(ids.begin(), ids.end());
+    return ids;
+}
 
 /// The first N tables of a first-stage result; @throws error for an unknown or repeated table.
 inline std::vector<scored_table> candidate_list(const retrieval& r, std::size_t n,
                                                 std::size_t num_tables, std::size_t question) {
-    std::vector<scored_table> list;
-    std::unordered_set<table_id> seen;
-    for (const auto& t : r.tables) {
-        if (list.size() == n) break;
+    std::vector<scored_table> list(
+        r.tables.begin(),
+        r.tables.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.tables.size())));
+    for (const auto& t : list)
         if (t.table >= num_tables)
             throw error(
                 fmt::format("adaptive: question {}: candidate table {} out of range "
                             "(the index has {} tables)",
                             question, t.table, num_tables));
-        if (!seen.insert(t.table).second)
-            throw error(fmt::format("adaptive: question {}: candidate table {} appears twice",
-                                    question, t.table));
-        list.push_back(t);
-    }
+    const auto ids = sorted_ids(list);
+    if (const auto twice = std::adjacent_find(ids.begin(), ids.end()); twice != ids.end())
+        throw error(fmt::format("adaptive: question {}: candidate table {} appears twice", question,
+                                *twice));
     return list;
+}
+
+/// A window-independent scorer's logits for every candidate of one question, looked up for
+/// each of its windows.
+class stored_logits {
+  public:
+    stored_logits(std::span<const table_id> ids, const window_scores& s) : threshold_(s.threshold) {
+        for (std::size_t i = 0; i < ids.size(); ++i) by_table_.emplace_back(ids[i], s.logits[i]);
+        std::sort(by_table_.begin(), by_table_.end());
+    }
+    [[nodiscard]] window_scores of(std::span<const table_id> window) const {
+        window_scores out{{}, threshold_};
+        out.logits.reserve(window.size());
+        for (const table_id t : window)
+            out.logits.push_back(
+                std::lower_bound(by_table_.begin(), by_table_.end(), t,
+                                 [](const auto& e, table_id id) { return e.first < id; })
+                    ->second);
+        return out;
+    }
+
+  private:
+    std::vector<std::pair<table_id, float>> by_table_;
+    float threshold_;
+};
+
+/// One scorer call: the windows @p ids of the questions @p active, checked.
+template <WindowScorer S>
+std::vector<window_scores> score_windows(const table_index& index,
+                                         std::span<const std::string> questions,
+                                         std::span<const std::size_t> active,
+                                         const std::vector<std::vector<table_id>>& ids,
+                                         const S& scorer, std::string_view who) {
+    std::vector<std::vector<std::string>> texts(active.size());
+    if constexpr (reads_texts<S>::value)
+        for (std::size_t a = 0; a < active.size(); ++a)
+            for (const table_id t : ids[a]) texts[a].push_back(index.table_text(t));
+    std::vector<window_request> requests;
+    requests.reserve(active.size());
+    for (std::size_t a = 0; a < active.size(); ++a)
+        requests.push_back({questions[active[a]], ids[a], texts[a]});
+    auto answers = scorer.score(requests);
+    check_window_scores(requests, answers, who);
+    return answers;
 }
 
 template <class S>
@@ -158,16 +219,19 @@ std::string scorer_name(const S& s) {
         return "window scorer";
 }
 
-/// The re-ranked result of one finished walk: the first stage's columns and trace carried over.
-inline retrieval walk_result(const window_walk& walk, const retrieval& first, std::string_view q) {
+/// The re-ranked result of one finished walk: the first stage's columns and the trace of its
+/// candidates moved over.
+inline retrieval walk_result(const window_walk& walk, retrieval&& first, std::string_view q) {
     retrieval out;
     out.tables = walk.list();
-    out.columns = first.columns;
+    out.columns = std::move(first.columns);
     out.cut = walk.cut();
-    std::unordered_set<table_id> in;
-    for (const auto& t : out.tables) in.insert(t.table);
-    for (const auto& e : first.trace)
-        if (in.contains(e.table)) out.trace.push_back(e);
+    const auto in = sorted_ids(out.tables);
+    out.trace = std::move(first.trace);
+    std::erase_if(out.trace, [&](const trace_entry& e) {
+        return !std::binary_search(in.begin(), in.end(), e.table);
+    });
+    out.trace.reserve(out.trace.size() + out.tables.size());
     for (std::size_t p = 0; p < out.tables.size(); ++p)
         out.trace.push_back({out.tables[p].table,
                              fmt::format("adaptive window {}", walk.window_of(p)), std::string(q),
@@ -180,13 +244,14 @@ inline retrieval walk_result(const window_walk& walk, const retrieval& first, st
 /**
  * @brief The adaptive cut as a post-step: re-ranks each question's first-stage tables (the first
  * `candidates` of `first[i].tables`) with ATR's sliding window and sets `cut`. One scorer call
- * per step for the whole batch. Thread-safe when the scorer is.
+ * per step for the whole batch. Thread-safe when the scorer is. @p first is taken by value: an
+ * rvalue's columns and trace move into the result.
  * @throws error for bad options or candidates; scoring_error for a bad scorer answer.
  */
 template <WindowScorer S>
 std::vector<retrieval> adaptive_rerank(const table_index& index,
                                        std::span<const std::string> questions,
-                                       std::span<const retrieval> first, const S& scorer,
+                                       std::vector<retrieval> first, const S& scorer,
                                        const adaptive_options& o) {
     detail::check_adaptive_options(o);
     if (first.size() != questions.size())
@@ -198,30 +263,35 @@ std::vector<retrieval> adaptive_rerank(const table_index& index,
         walks.emplace_back(
             detail::candidate_list(first[i], o.candidates, index.catalog().tables().size(), i), o);
     const auto who = detail::scorer_name(scorer);
-    for (;;) {
+    const auto unfinished = [&] {
         std::vector<std::size_t> active;
         for (std::size_t i = 0; i < walks.size(); ++i)
             if (!walks[i].finished()) active.push_back(i);
-        if (active.empty()) break;
+        return active;
+    };
+    if constexpr (window_independent<S>::value) {
+        // Every candidate scored once, in one call; the windows walk on those logits.
+        const auto active = unfinished();
         std::vector<std::vector<table_id>> ids;
-        std::vector<std::vector<std::string>> texts;
-        for (const std::size_t i : active) {
-            ids.push_back(walks[i].window());
-            texts.emplace_back();
-            if constexpr (reads_texts<S>::value)
-                for (const table_id t : ids.back()) texts.back().push_back(index.table_text(t));
+        for (const std::size_t i : active) ids.push_back(walks[i].candidates());
+        const auto answers = detail::score_windows(index, questions, active, ids, scorer, who);
+        for (std::size_t a = 0; a < active.size(); ++a) {
+            const detail::stored_logits logits(ids[a], answers[a]);
+            auto& walk = walks[active[a]];
+            while (!walk.finished()) walk.apply(logits.of(walk.window()));
         }
-        std::vector<window_request> requests;
-        for (std::size_t a = 0; a < active.size(); ++a)
-            requests.push_back({questions[active[a]], ids[a], texts[a]});
-        const auto answers = scorer.score(requests);
-        check_window_scores(requests, answers, who);
-        for (std::size_t a = 0; a < active.size(); ++a) walks[active[a]].apply(answers[a]);
+    } else {
+        for (auto active = unfinished(); !active.empty(); active = unfinished()) {
+            std::vector<std::vector<table_id>> ids;
+            for (const std::size_t i : active) ids.push_back(walks[i].window());
+            const auto answers = detail::score_windows(index, questions, active, ids, scorer, who);
+            for (std::size_t a = 0; a < active.size(); ++a) walks[active[a]].apply(answers[a]);
+        }
     }
     std::vector<retrieval> out;
     out.reserve(walks.size());
     for (std::size_t i = 0; i < walks.size(); ++i)
-        out.push_back(detail::walk_result(walks[i], first[i], questions[i]));
+        out.push_back(detail::walk_result(walks[i], std::move(first[i]), questions[i]));
     return out;
 }
 
@@ -252,8 +322,9 @@ class adaptive_reranker {
     [[nodiscard]] std::vector<retrieval> retrieve(std::span<const std::string> questions,
                                                   const retrieve_options& o) const {
         if (o.k == 0) throw error("k must be positive");
-        const auto first = first_.retrieve(questions, {options_.candidates, o.k_columns});
-        return adaptive_rerank(index_, questions, first, scorer_, options_);
+        return adaptive_rerank(index_, questions,
+                               first_.retrieve(questions, {options_.candidates, o.k_columns}),
+                               scorer_, options_);
     }
 
     [[nodiscard]] const adaptive_options& options() const noexcept { return options_; }
