@@ -11,13 +11,18 @@ import time
 
 import pytest
 
+#: Prepended to every child script: Python leaves SIGINT ignored when it starts with it ignored
+#: (a background job of a non-interactive shell, as a CI runner may start the tests), so the
+#: child restores what an interactive Ctrl-C meets.
+RESTORE_SIGINT = "import signal\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n"
+
 
 def assert_stops_on_sigint(script: str, *args: str, what: str) -> None:
     """``script`` prints a line starting with ``started`` before its long call, then prints
     ``interrupted`` and exits 42 on KeyboardInterrupt (``finished`` if the call ran to its end).
     SIGINT goes 2 s after ``started``; 120 s is a hang guard, not a speed bound."""
     child = subprocess.Popen(
-        [sys.executable, "-c", script, *args],
+        [sys.executable, "-c", RESTORE_SIGINT + script, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
