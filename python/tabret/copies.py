@@ -54,7 +54,8 @@ def find_copies(catalog: _core.Catalog) -> list[Family]:
 
 def collapse_copies(catalog: _core.Catalog) -> Families:
     """``catalog`` with each copy group (:func:`find_copies`) as one table."""
-    return collapse_families(catalog, families=find_copies(catalog))
+    collapsed = collapse_families(catalog, families=find_copies(catalog))
+    return replace(collapsed, groups=("copy group", "copy groups"))
 
 
 def _with_copies(q: BenchmarkQuestion, copies_of: dict[int, tuple[int, ...]]) -> BenchmarkQuestion:

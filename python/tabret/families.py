@@ -156,7 +156,8 @@ class Families:
     the original table ids of collapsed table ``t`` (one for a table in no family),
     ``family_of[t]`` the collapsed id of original table ``t``; ``column_of[c]`` the collapsed
     column of original column ``c`` (same name), ``column_members[c]`` the original columns of
-    collapsed column ``c`` (one per member, member order)."""
+    collapsed column ``c`` (one per member, member order); ``groups`` what one group and
+    several are called in :meth:`summary` (copy groups from :func:`tabret.collapse_copies`)."""
 
     original: Catalog
     catalog: Catalog
@@ -164,6 +165,7 @@ class Families:
     family_of: list[int]
     column_of: list[int]
     column_members: list[list[int]]
+    groups: tuple[str, str] = ("family", "families")
 
     @property
     def num_families(self) -> int:
@@ -218,7 +220,8 @@ class Families:
         in_families = sum(len(m) for m in self.members if len(m) > 1)
         return (
             f"{self.original.num_tables:,} tables -> {self.catalog.num_tables:,} "
-            f"({self.num_families:,} families of {in_families:,} tables)"
+            f"({self.num_families:,} {self.groups[self.num_families != 1]} of "
+            f"{in_families:,} tables)"
         )
 
 

@@ -125,7 +125,7 @@ def test_cli_eval_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     argv += ["--embedder", "hashing", "--quiet", "--k", "1", "--method", "bm25"]
     assert main([*argv, "--copies", "collapse"]) == 0
     out = capsys.readouterr().out
-    assert "copies collapsed: 7 tables -> 6 (1 families of 2 tables)" in out
+    assert "copies collapsed: 7 tables -> 6 (1 copy group of 2 tables)" in out
     assert main([*argv, "--score-copies"]) == 0
     assert "1 of 1 questions read a table with copies" in capsys.readouterr().out
 
@@ -136,7 +136,7 @@ def test_spider2_lite_copies(data_dir: Path) -> None:
 
     bench = spider2_lite(data_dir)
     fam = collapse_copies(bench.catalog)
-    assert fam.summary() == "8,255 tables -> 6,428 (1,059 families of 2,886 tables)"
+    assert fam.summary() == "8,255 tables -> 6,428 (1,059 copy groups of 2,886 tables)"
     cat = bench.catalog
     acs = [f for f in find_copies(cat) if len(f.members) == 4]
     assert any(

@@ -198,7 +198,7 @@ def test_cli_index_with_inferred_keys_families_and_a_key_graph(
     argv += ["--keys", "inferred", "--families", "collapse", "--join-graph", "keys"]
     assert main(argv) == 0
     printed = capsys.readouterr().out
-    assert "table families: 3 tables -> 2 (1 families of 2 tables)" in printed
+    assert "table families: 3 tables -> 2 (1 family of 2 tables)" in printed
     index = TableIndex.load(out)
     cat = index.catalog
     assert [t.name for t in cat.tables] == ["customers", "orders_*"]
