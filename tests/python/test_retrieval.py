@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import sys
 import threading
 import weakref
@@ -252,10 +253,16 @@ def test_sparse_index_answers_as_exact(tmp_path: Path, data_dir: Path) -> None:
         )
 
 
+@functools.cache
+def _rotation() -> np.ndarray:
+    """One fixed random 1024-d rotation, made once."""
+    q = np.linalg.qr(np.random.default_rng(7).standard_normal((1024, 1024)))[0]
+    return q.astype(np.float32)
+
+
 def _rotated(texts: list[str]) -> np.ndarray:
-    """The hashing vectors turned by one fixed random rotation: dense, same inner products."""
-    rotation = np.linalg.qr(np.random.default_rng(7).standard_normal((1024, 1024)))[0]
-    return np.asarray(HASHING.embed(texts), dtype=np.float32) @ rotation.astype(np.float32)
+    """The hashing vectors turned by the fixed rotation: dense, same inner products."""
+    return np.asarray(HASHING.embed(texts), dtype=np.float32) @ _rotation()
 
 
 def test_the_default_kind_picks_exact_sparse_or_pca_by_size(data_dir: Path) -> None:

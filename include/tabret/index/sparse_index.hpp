@@ -60,6 +60,12 @@ class sparse_index {
 
     sparse_index() = default;
 
+    /// Whether vectors with @p nonzeros of @p entries non-zero are sparse enough to be indexed
+    /// (at most max_density of them).
+    [[nodiscard]] static bool sparse_enough(std::size_t nonzeros, std::size_t entries) noexcept {
+        return static_cast<double>(nonzeros) <= max_density * static_cast<double>(entries);
+    }
+
     /**
      * @brief Indexes the rows of @p vectors (row i gets item id i).
      * @throws error when more than max_density of the entries are non-zero (naming the share),
@@ -74,7 +80,7 @@ class sparse_index {
         detail::check_item_count(n_, "sparse_index");
         check_embeddings(vectors, n_, 0, "sparse_index");
         const auto nnz = static_cast<std::size_t>((vectors.array() != 0.0f).count());
-        if (n_ > 0 && static_cast<double>(nnz) > max_density * static_cast<double>(n_ * dim_))
+        if (n_ > 0 && !sparse_enough(nnz, n_ * dim_))
             throw error(fmt::format(
                 "a sparse index is for sparse vectors (the hashing embedder's): these are {:.0f}% "
                 "non-zero; use the exact or hnsw index",

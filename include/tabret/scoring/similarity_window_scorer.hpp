@@ -7,13 +7,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <numeric>
 #include <span>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -83,8 +81,9 @@ inline float threshold_from_scores(std::span<const float> top, const similarity_
  * threshold_rule over the question's top-`depth` catalog cosines, so the threshold of a question
  * is the same in every window (a window-independent stand-in for ATR's threshold token). Holds
  * the index and the embedder by reference. A question is embedded, and its threshold searched,
- * once: later windows of it (ATR's next steps) reuse both from a bounded memo of recent
- * questions. `score` is const and thread-safe when the embedder is.
+ * once: adaptive_rerank asks about every candidate in one call (window_independent), and a
+ * caller that scores a question's windows one call at a time reuses both from a bounded memo
+ * of recent questions. `score` is const and thread-safe when the embedder is.
  */
 template <Embedder E>
 class similarity_window_scorer {
@@ -107,25 +106,20 @@ class similarity_window_scorer {
 
     /** @throws embedding_error for a bad embedder answer. */
     [[nodiscard]] std::vector<window_scores> score(std::span<const window_request> windows) const {
-        // Each window's question from the memo; the ones it lacks embedded and searched once.
-        std::vector<std::shared_ptr<const question_scores>> of(windows.size());
-        std::unordered_map<std::string_view, std::shared_ptr<const question_scores>> computed;
+        std::unordered_map<std::string_view, std::shared_ptr<const question_scores>> of;
         std::vector<std::string> missing;
-        for (std::size_t w = 0; w < windows.size(); ++w) {
-            of[w] = memo_->find(windows[w].question);
-            if (!of[w] && computed.emplace(windows[w].question, nullptr).second)
-                missing.emplace_back(windows[w].question);
+        for (const auto& w : windows) {
+            if (of.contains(w.question)) continue;
+            of[w.question] = memo_->find(w.question);
+            if (!of[w.question]) missing.emplace_back(w.question);
         }
-        if (!missing.empty()) {
+        if (!missing.empty())
             for (auto& [question, scores] : compute(missing))
-                computed.at(question) = memo_->insert(question, std::move(scores));
-            for (std::size_t w = 0; w < windows.size(); ++w)
-                if (!of[w]) of[w] = computed.at(windows[w].question);
-        }
+                of.at(question) = memo_->insert(question, std::move(scores));
         std::vector<window_scores> out(windows.size());
         const auto& vectors = index_.tables().vectors();
         for (std::size_t w = 0; w < windows.size(); ++w) {
-            const auto& q = *of[w];
+            const auto& q = *of.at(windows[w].question);
             out[w].logits.reserve(windows[w].tables.size());
             for (const table_id t : windows[w].tables)
                 out[w].logits.push_back(
@@ -143,7 +137,7 @@ class similarity_window_scorer {
         float threshold = 0.0f;
     };
 
-    /// Questions already scored (ATR asks about the same question at every window step): their
+    /// Questions already scored (a caller scoring window by window asks again): their
     /// embedding and the catalog-wide top-`depth` search behind the threshold are done once.
     /// Bounded (cleared when full); shared by copies of the scorer; thread-safe.
     class memo {
@@ -151,7 +145,7 @@ class similarity_window_scorer {
         static constexpr std::size_t capacity = 4096;
         std::shared_ptr<const question_scores> find(std::string_view question) const {
             const std::lock_guard lock(mutex_);
-            const auto it = entries_.find(question);  // heterogeneous: no string made
+            const auto it = entries_.find(std::string(question));
             return it == entries_.end() ? nullptr : it->second;
         }
         std::shared_ptr<const question_scores> insert(const std::string& question,
@@ -164,16 +158,7 @@ class similarity_window_scorer {
 
       private:
         mutable std::mutex mutex_;
-        /// Hashes std::string and std::string_view alike (lookups by view).
-        struct text_hash {
-            using is_transparent = void;
-            std::size_t operator()(std::string_view s) const noexcept {
-                return std::hash<std::string_view>{}(s);
-            }
-        };
-        std::unordered_map<std::string, std::shared_ptr<const question_scores>, text_hash,
-                           std::equal_to<>>
-            entries_;
+        std::unordered_map<std::string, std::shared_ptr<const question_scores>> entries_;
     };
 
     /// Embeds @p questions in one call and derives each one's threshold from its top scores.

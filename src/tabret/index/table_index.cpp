@@ -104,9 +104,7 @@ index_kind automatic_kind(const matrix& vectors) {
     const auto entries = static_cast<std::size_t>(vectors.size());
     if (entries * sizeof(float) <= automatic_exact_bytes) return index_kind::exact;
     const auto nonzeros = static_cast<std::size_t>((vectors.array() != 0.0f).count());
-    return static_cast<double>(nonzeros) <= sparse_index::max_density * static_cast<double>(entries)
-               ? index_kind::sparse
-               : index_kind::pca;
+    return sparse_index::sparse_enough(nonzeros, entries) ? index_kind::sparse : index_kind::pca;
 }
 
 table_index::table_index(class catalog cat, std::string embedder_name, table_index_options options)
