@@ -262,7 +262,8 @@ def _rotation() -> np.ndarray:
 
 def _rotated(texts: list[str]) -> np.ndarray:
     """The hashing vectors turned by the fixed rotation: dense, same inner products."""
-    return np.asarray(HASHING.embed(texts), dtype=np.float32) @ _rotation()
+    rotated: np.ndarray = np.asarray(HASHING.embed(texts), dtype=np.float32) @ _rotation()
+    return rotated
 
 
 def test_the_default_kind_picks_exact_sparse_or_pca_by_size(data_dir: Path) -> None:
