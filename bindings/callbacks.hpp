@@ -187,4 +187,11 @@ inline any_retriever python_retriever(pybind11::object fn) {
     });
 }
 
+/// The stage before a native one: a NativeRetriever (a native retriever's `as_stage()`), called
+/// directly, or a Python callable as python_retriever.
+inline any_retriever stage_of(pybind11::object stage) {
+    if (pybind11::isinstance<any_retriever>(stage)) return stage.cast<any_retriever>();
+    return python_retriever(std::move(stage));
+}
+
 }  // namespace tabret::bindings

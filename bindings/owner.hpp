@@ -55,19 +55,27 @@ const R& retriever_of(const R& r) {
 }
 
 /// `retrieve(questions, k=10, k_columns=0)` on a bound Retriever or owner of one: without the
-/// GIL, Ctrl-C honoured between questions.
+/// GIL, Ctrl-C honoured between questions. `as_stage()`: the same retriever as a NativeRetriever
+/// sharing it, which a native stage built over it (stage_of) calls without going through Python.
 template <class Bound>
 void def_retrieve(pybind11::class_<Bound, std::shared_ptr<Bound>>& c) {
     namespace py = pybind11;
     c.def(
-        "retrieve",
-        [](const Bound& r, const std::vector<std::string>& questions, std::size_t k,
-           std::size_t k_columns) {
-            const interrupt_scope interruptible(python_interrupt());
-            return retriever_of(r).retrieve(questions, {k, k_columns});
-        },
-        py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
-        py::call_guard<py::gil_scoped_release>());
+         "retrieve",
+         [](const Bound& r, const std::vector<std::string>& questions, std::size_t k,
+            std::size_t k_columns) {
+             const interrupt_scope interruptible(python_interrupt());
+             return retriever_of(r).retrieve(questions, {k, k_columns});
+         },
+         py::arg("questions"), py::arg("k") = 10, py::arg("k_columns") = 0,
+         py::call_guard<py::gil_scoped_release>())
+        .def("as_stage", [](std::shared_ptr<const Bound> self) {
+            return std::make_shared<any_retriever>(
+                [self = std::move(self)](std::span<const std::string> questions,
+                                         const retrieve_options& o) {
+                    return retriever_of(*self).retrieve(questions, o);
+                });
+        });
 }
 
 }  // namespace tabret::bindings

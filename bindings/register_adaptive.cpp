@@ -166,6 +166,17 @@ void register_adaptive(py::module_& m) {
             [](const py_adaptive_reranker& r, const std::vector<std::string>& questions,
                std::vector<retrieval> first) { return r.get()(questions, std::move(first)); },
             py::arg("questions"), py::arg("first"), py::call_guard<py::gil_scoped_release>())
+        .def(
+            "retrieve",
+            [](const py_adaptive_reranker& r, const std::vector<std::string>& questions,
+               const py::object& first, std::size_t k_columns) {
+                const auto stage = stage_of(first);
+                const py::gil_scoped_release release;
+                const interrupt_scope interruptible(python_interrupt());
+                const auto& o = r.held<adaptive_options>();
+                return r.get()(questions, stage.retrieve(questions, {o.candidates, k_columns}));
+            },
+            py::arg("questions"), py::arg("first"), py::arg("k_columns") = 0)
         .def_property_readonly(
             "candidates",
             [](const py_adaptive_reranker& r) { return r.held<adaptive_options>().candidates; })

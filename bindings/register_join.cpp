@@ -60,10 +60,10 @@ closure_mode to_mode(const std::string& s) {
         "mode", s, {{"append", closure_mode::append}, {"within_k", closure_mode::within_k}});
 }
 
-/// The first stage of a join retriever: dense for None, else a Python retriever callable.
+/// The first stage of a join retriever: dense for None, else the stage given (stage_of).
 any_first_stage to_first_stage(const py::object& first) {
     if (first.is_none()) return {};
-    return retriever_first_stage<any_retriever>(python_retriever(first));
+    return retriever_first_stage<any_retriever>(stage_of(first));
 }
 
 /// A join retriever with the index, graph, embedder and rewriter it refers to.
@@ -265,8 +265,8 @@ void register_selectors(py::module_& m) {
                            const routing_options& options) {
                    return std::make_shared<py_router>(
                        [&](const auto& i) {
-                           return database_router<any_retriever>(i->catalog(),
-                                                                 python_retriever(first), options);
+                           return database_router<any_retriever>(i->catalog(), stage_of(first),
+                                                                 options);
                        },
                        std::move(index));
                }),
@@ -283,7 +283,7 @@ void register_selectors(py::module_& m) {
                  o.fusion.rrf_k = rrf_k;
                  o.depth = depth;
                  return std::make_shared<py_fused>(
-                     [&] { return fused_retriever(python_retriever(a), python_retriever(b), o); });
+                     [&] { return fused_retriever(stage_of(a), stage_of(b), o); });
              }),
              py::arg("a"), py::arg("b"), py::arg("mode") = "rrf",
              py::arg("alpha") = fusion_params{}.alpha, py::arg("rrf_k") = fusion_params{}.rrf_k,

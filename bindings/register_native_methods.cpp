@@ -44,7 +44,7 @@ void register_native_methods(py::module_& m) {
                const py::object& embed, const std::string& embedder_name, const py::object& first,
                const py::dict& options) {
                 method_inputs in{std::move(index), to_embedder(embed, embedder_name), std::nullopt};
-                if (!first.is_none()) in.first = python_retriever(first);
+                if (!first.is_none()) in.first = stage_of(first);
                 return std::make_shared<any_retriever>(nm.build(in, options));
             },
             py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("first"),

@@ -294,8 +294,9 @@ class Retrieval:
     def trace(self) -> list[TraceEntry]: ...
     def with_columns(self, columns: list[ScoredColumn]) -> Retrieval: ...
 
-#: A first stage called from a native stage: (questions, k, k_columns) -> results.
-FirstStageFn = Callable[[list[str], int, int], list[Retrieval]]
+#: The stage before a native one: a native retriever's ``as_stage()``, or a Python callable
+#: (questions, k, k_columns) -> results.
+FirstStageFn = "NativeRetriever" | Callable[[list[str], int, int], list[Retrieval]]
 
 class DenseRetriever:
     #: The constructor's defaults, keyword -> value.
@@ -313,12 +314,14 @@ class DenseRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 class BM25Retriever:
     def __init__(self, index: TableIndex) -> None: ...
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 def recall_at(ranked: list[int], gold: list[int], k: int) -> float: ...
 def complete_recall_at(ranked: list[int], gold: list[int], k: int) -> float: ...
@@ -575,6 +578,7 @@ class ReverseRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 def reverse_fuse(r: float, r_hat: float, sum_norm: float) -> tuple[float, float, float]: ...
 
@@ -601,6 +605,7 @@ class CrushRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 # --- ATR: adaptive re-ranking (bindings/register_adaptive.cpp) ---------------------------------
 
@@ -632,6 +637,9 @@ class AdaptiveReranker:
         retain: int = 15,
     ) -> AdaptiveReranker: ...
     def rerank(self, questions: list[str], first: list[Retrieval]) -> list[Retrieval]: ...
+    def retrieve(
+        self, questions: list[str], first: FirstStageFn, k_columns: int = 0
+    ) -> list[Retrieval]: ...
     @property
     def candidates(self) -> int: ...
     @property
@@ -757,6 +765,7 @@ class GreedyJoinRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 class JarExactRetriever:
     #: The constructor's defaults, keyword -> value (weights as a tuple).
@@ -776,6 +785,7 @@ class JarExactRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 class FusedRetriever:
     #: The constructor's defaults, keyword -> value.
@@ -792,6 +802,7 @@ class FusedRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 class RoutingOptions:
     def __init__(self) -> None: ...
@@ -809,6 +820,7 @@ class DatabaseRouter:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 class JoinClosure:
     #: The constructor's defaults, keyword -> value.
@@ -862,6 +874,7 @@ class MurreRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
     @property
     def rewriter_name(self) -> str: ...
 
@@ -871,6 +884,7 @@ class NativeRetriever:
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0
     ) -> list[Retrieval]: ...
+    def as_stage(self) -> NativeRetriever: ...
 
 class NativeMethod:
     @property
@@ -891,7 +905,7 @@ class NativeMethod:
         index: TableIndex,
         embed: HashingEmbedder | Callable[[list[str]], Any],
         embedder_name: str,
-        first: Callable[[list[str], int, int], list[Retrieval]] | None,
+        first: FirstStageFn | None,
         options: dict[str, Any],
     ) -> NativeRetriever: ...
 

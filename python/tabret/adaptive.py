@@ -133,8 +133,7 @@ class AdaptiveRetriever(BaseRetriever):
         return self._core.rerank(questions, first)
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
-        first = self.first_stage._raw(batch, self._core.candidates, k_columns)
-        return self._core.rerank(batch, first)
+        return self._core.retrieve(batch, self.first_stage._stage(), k_columns)
 
 
 def _recall(ranked: list[int], gold: list[int], k: int) -> float:

@@ -332,6 +332,11 @@ class BaseRetriever(RetrievesBatches):
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         raise NotImplementedError
 
+    def _stage(self) -> _Stage:
+        """What a native stage built over this one calls for its candidates: ``_raw``, or a
+        native retriever's own C++ retriever (no trip through Python between the two)."""
+        return self._raw
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(over {self.index!r})"
 
@@ -342,10 +347,13 @@ class BaseRetriever(RetrievesBatches):
 
 
 _RawResults = list[_core.Retrieval]  # (an alias: ``_core`` is also an attribute name below)
+#: What a native stage calls for its candidates (BaseRetriever._stage).
+_Stage = _core.NativeRetriever | Callable[[list[str], int, int], Any]
 
 
 class _NativeRetrieve(Protocol):
     def retrieve(self, questions: list[str], k: int, k_columns: int, /) -> _RawResults: ...
+    def as_stage(self) -> _core.NativeRetriever: ...
 
 
 class _NativeRetriever(BaseRetriever):
@@ -355,6 +363,11 @@ class _NativeRetriever(BaseRetriever):
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> _RawResults:
         return self._core.retrieve(batch, k, k_columns)
+
+    def _stage(self) -> _Stage:
+        if type(self)._raw is not _NativeRetriever._raw:
+            return self._raw  # a subclass that does more than the native call
+        return self._core.as_stage()
 
 
 _DENSE = _core.DenseRetriever.defaults

@@ -167,9 +167,11 @@ def _rewriter(
     return DecompositionRewriter(NO_DECOMPOSITION if decompositions is None else decompositions)
 
 
-def _first_stage(first: BaseRetriever | None) -> Callable[[list[str], int, int], Any] | None:
-    """The callable a native selector calls for its candidates (None: its own dense ones)."""
-    return None if first is None else first._raw
+def _first_stage(
+    first: BaseRetriever | None,
+) -> _core.NativeRetriever | Callable[[list[str], int, int], Any] | None:
+    """What a native selector calls for its candidates (None: its own dense ones)."""
+    return None if first is None else first._stage()
 
 
 class GreedyJoinRetriever(_NativeRetriever):

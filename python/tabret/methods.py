@@ -530,7 +530,7 @@ class NativeMethodRetriever(_NativeRetriever):
             index.core,
             index._embed,
             index.embedder_name,
-            None if first is None else first._raw,
+            None if first is None else first._stage(),
             asdict(cast(Any, options)),
         )
 

@@ -88,7 +88,8 @@ class DatabaseRouter(_NativeRetriever):
         options.databases, options.depth, options.column_depth = databases, depth, column_depth
         options.rank_constant, options.per_database = rank_constant, per_database
         options.others = others
-        self._core = _core.DatabaseRouter(self.index.core, self._candidates, options)
+        candidates = first._stage() if self._columns is first else self._candidates
+        self._core = _core.DatabaseRouter(self.index.core, candidates, options)
 
     def _candidates(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         if self._columns is self.first or k_columns == 0:
@@ -111,7 +112,7 @@ class Fusion(_NativeRetriever):
             raise ValueError("fused stages must search the same index")
         self.index, self.a, self.b = a.index, a, b
         self.ranks_columns = a.ranks_columns
-        self._core = _core.FusedRetriever(a._raw, b._raw, **options)
+        self._core = _core.FusedRetriever(a._stage(), b._stage(), **options)
 
 
 class Stage:

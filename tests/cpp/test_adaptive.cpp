@@ -261,6 +261,33 @@ TEST_CASE("threshold rules read the question's top scores", "[adaptive][scoring]
           Approx(0.6f + 0.25495f).epsilon(1e-3));
     CHECK(threshold_from_scores(top, {threshold_rule::gap, 0.0f, 4}) == Approx(0.6f));
     CHECK_THROWS_AS(threshold_from_scores({}, {}), error);
+    // what each rule reads of the top scores: nothing, the best one, `depth` of them
+    CHECK(scores_read({threshold_rule::fixed, 0.5f, 4}) == 0);
+    CHECK(threshold_from_scores({}, {threshold_rule::fixed, 0.5f, 4}) == Approx(0.5f));
+    CHECK(scores_read({threshold_rule::relative, 0.15f, 4}) == 1);
+    CHECK(threshold_from_scores(std::span(top).first(1), {threshold_rule::relative, 0.15f, 4}) ==
+          Approx(0.75f));
+    CHECK(scores_read({threshold_rule::zscore, 1.0f, 4}) == 4);
+    CHECK(scores_read({threshold_rule::gap, 0.0f, 7}) == 7);
+}
+
+TEST_CASE("the similarity scorer's relative threshold is the best catalog cosine minus delta",
+          "[adaptive][scoring]") {
+    const hashing_embedder e;
+    const std::vector<std::string> q = {"singers and the concerts they sang in",
+                                        "how many students live in each dorm"};
+    const auto best = demo_index().search_tables(embed_normalized(e, q, demo_index().dim()), 50);
+    const similarity_window_scorer scorer(demo_index(), e, {threshold_rule::relative, 0.1f, 50});
+    const std::vector<table_id> tables = {best[0][3].id, best[0][0].id};
+    const std::vector<std::string> no_texts(tables.size());
+    const std::vector<window_request> windows = {{q[0], tables, no_texts},
+                                                 {q[1], tables, no_texts}};
+    const auto scores = scorer.score(windows);
+    for (std::size_t i = 0; i < q.size(); ++i)
+        CHECK(scores[i].threshold == Approx(best[i][0].score - 0.1f));
+    REQUIRE(scores[0].logits.size() == 2);
+    CHECK(scores[0].logits[0] == Approx(best[0][3].score));
+    CHECK(scores[0].logits[1] == Approx(best[0][0].score));
 }
 
 TEST_CASE(

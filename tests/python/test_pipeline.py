@@ -4,6 +4,7 @@ post-steps, the spelling of the command line, and what a failing first stage rai
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,76 @@ def test_a_failing_first_stage_raises_a_clear_python_error(
             Pipeline(_Broken(index, 3), stage).retrieve(QUESTION, 2)
         with pytest.raises(tabret.Error, match="returned 0 results for 1 questions"):
             Pipeline(_Broken(index, []), stage).retrieve(QUESTION, 2)
+
+
+class _ThroughPython(BaseRetriever):
+    """A first stage written in Python that answers as the retriever it wraps."""
+
+    def __init__(self, inner: BaseRetriever) -> None:
+        self.inner, self.index, self.ranks_columns = inner, inner.index, inner.ranks_columns
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return self.inner._raw(batch, k, k_columns)
+
+
+class _Counted(DenseRetriever):
+    """A native retriever whose subclass does more in Python: it counts its calls."""
+
+    calls = 0
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        self.calls += 1
+        return super()._raw(batch, k, k_columns)
+
+
+def _answer(results: list[_core.Retrieval]) -> list[object]:
+    return [
+        (
+            [(t.table, t.score) for t in r.tables],
+            [(c.column, c.score) for c in r.columns],
+            r.cut,
+            [(e.table, e.step, e.query, e.score) for e in r.trace],
+        )
+        for r in results
+    ]
+
+
+def test_native_stages_compose_natively_and_answer_as_through_python(
+    index: TableIndex, graph: JoinGraph
+) -> None:
+    """A native first stage hands a native stage its C++ retriever (``_stage()``), so the batch
+    never comes back to Python between them; the answers, traces included, are those of the
+    same stage reached through a Python callable."""
+    dense = DenseRetriever(index)
+    assert isinstance(dense._stage(), _core.NativeRetriever)
+    assert not isinstance(_ThroughPython(dense)._stage(), _core.NativeRetriever)
+    questions = [QUESTION, "customers", "how many products does each shop sell"]
+    over: dict[str, Callable[[BaseRetriever], BaseRetriever]] = {
+        "adaptive": lambda f: tabret.AdaptiveRetriever(f, candidates=6, window=4, retain=2),
+        "route": lambda f: DatabaseRouter(f, column_depth=0),
+        "fusion": lambda f: Fusion(f, LexicalRetriever(index)),
+        "greedy-join": lambda f: GreedyJoinRetriever(index, graph, _decompose, first=f),
+    }
+    for name, make in over.items():
+        native, python = make(dense), make(_ThroughPython(dense))
+        for k, k_columns in ((3, 0), (5, 2)):
+            if k_columns and not native.ranks_columns:
+                continue
+            assert _answer(native._raw(questions, k, k_columns)) == _answer(
+                python._raw(questions, k, k_columns)
+            ), name
+    # the stage keeps its retriever alive without the Python object
+    stage = DenseRetriever(index)._stage()
+    assert isinstance(stage, _core.NativeRetriever)
+    assert _answer(stage.retrieve(questions, 4)) == _answer(dense._raw(questions, 4, 0))
+    # a subclass that overrides _raw is called through Python, its override honoured
+    counted = _Counted(index)
+    assert not isinstance(counted._stage(), _core.NativeRetriever)
+    adaptive = tabret.AdaptiveRetriever(counted, candidates=6, window=4, retain=2)
+    assert _answer(adaptive._raw(questions, 1, 0)) == _answer(
+        tabret.AdaptiveRetriever(dense, candidates=6, window=4, retain=2)._raw(questions, 1, 0)
+    )
+    assert counted.calls == 1
 
 
 def test_cli_query_pipeline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

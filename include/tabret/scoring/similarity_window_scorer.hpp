@@ -47,11 +47,28 @@ inline void check_similarity_threshold(const similarity_threshold& t) {
     if (!std::isfinite(t.value)) throw error("similarity scorer: threshold value must be finite");
 }
 
+/// How many of a question's best catalog cosines @p t reads: none (fixed), the best one
+/// (relative), or `depth` (zscore, gap).
+inline std::size_t scores_read(const similarity_threshold& t) noexcept {
+    switch (t.rule) {
+        case threshold_rule::fixed:
+            return 0;
+        case threshold_rule::relative:
+            return 1;
+        case threshold_rule::zscore:
+        case threshold_rule::gap:
+            break;
+    }
+    return t.depth;
+}
+
 /**
- * @brief The threshold logit for one question from its best-first catalog cosines @p top.
- * @throws error for an empty @p top.
+ * @brief The threshold logit for one question from its best-first catalog cosines @p top (the
+ * first scores_read(t) of them are read).
+ * @throws error for an empty @p top, unless the rule reads none.
  */
 inline float threshold_from_scores(std::span<const float> top, const similarity_threshold& t) {
+    if (t.rule == threshold_rule::fixed) return t.value;
     if (top.empty()) throw error("threshold rule needs at least one score");
     switch (t.rule) {
         case threshold_rule::fixed:
@@ -165,7 +182,9 @@ class similarity_window_scorer {
     std::vector<std::pair<std::string, question_scores>> compute(
         std::vector<std::string>& questions) const {
         const matrix q = embed_normalized(embedder_, questions, index_.dim());
-        const auto top = index_.search_tables(q, threshold_.depth);
+        const std::size_t read = scores_read(threshold_);
+        const auto top =
+            read > 0 ? index_.search_tables(q, read) : std::vector<hits>(questions.size());
         std::vector<std::pair<std::string, question_scores>> out;
         for (std::size_t i = 0; i < questions.size(); ++i) {
             std::vector<float> scores;
