@@ -101,10 +101,10 @@ TEST_CASE(
     CHECK(out[0].tables[6].score == Approx(0.3f));
     const auto& trace = out[0].trace;
     REQUIRE(trace.size() == 10);  // the scripted first stage has no trace of its own
-    CHECK(trace[0].step == "adaptive window 4");
-    CHECK(trace[4].step == "adaptive window 3");
-    CHECK(trace[7].step == "adaptive window 2");
-    CHECK(trace[9].step == "adaptive window 1");
+    CHECK(trace[0].step == "atr window 4");
+    CHECK(trace[4].step == "atr window 3");
+    CHECK(trace[7].step == "atr window 2");
+    CHECK(trace[9].step == "atr window 1");
 }
 
 TEST_CASE("a scorer that reads no texts is sent none and cuts the same", "[adaptive]") {

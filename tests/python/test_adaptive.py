@@ -58,7 +58,7 @@ def test_algorithm_1_replayed_on_scripted_logits(demo_index: TableIndex) -> None
     assert r.cut == 7  # fixed in window 2 (start 4, three tables beat 0.25 ≥ R = 2)
     assert [t.id for t in r.selected] == [t.id for t in r.tables[:7]]
     assert r.trace[0].step == "dense"
-    assert r.trace[-1].step == "adaptive window 1"
+    assert r.trace[-1].step == "atr window 1"
 
 
 def test_batched_scorer_gets_one_call_per_step(demo_index: TableIndex) -> None:

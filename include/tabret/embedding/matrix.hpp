@@ -28,6 +28,16 @@ class embedding_error : public error {
     using error::error;
 };
 
+/// Whether row @p r of @p m is free of NaN and infinity (NaN fails `<=` too). No branch in the
+/// loop, so the compiler vectorises it (Eigen's allFinite() took 5 % of a small ATR call).
+inline bool row_is_finite(const matrix& m, Eigen::Index r) noexcept {
+    const float* row = m.row(r).data();  // row-major: the row is contiguous
+    bool finite = true;
+    for (Eigen::Index c = 0; c < m.cols(); ++c)
+        finite &= std::abs(row[c]) <= std::numeric_limits<float>::max();
+    return finite;
+}
+
 /**
  * @brief Checks that @p m has @p rows rows (and @p dim columns when dim > 0) of finite values.
  * @param what names the producer in the message (e.g. "embedder").
@@ -44,7 +54,7 @@ inline void check_embeddings(const matrix& m, std::size_t rows, std::size_t dim,
     if (m.cols() == 0 && rows > 0)
         throw embedding_error(fmt::format("{} returned vectors of dimension 0", what));
     for (Eigen::Index r = 0; r < m.rows(); ++r)
-        if (!m.row(r).allFinite())
+        if (!row_is_finite(m, r))
             throw embedding_error(fmt::format("{} returned NaN or infinity in row {}", what, r));
 }
 

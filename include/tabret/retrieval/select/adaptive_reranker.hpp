@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <numeric>
 #include <optional>
 #include <span>
@@ -140,56 +141,60 @@ class window_walk {
     std::vector<scored_table> old_;   ///< apply's scratch, kept between windows
 };
 
-/// The tables of @p list, sorted.
-inline std::vector<table_id> sorted_ids(const std::vector<scored_table>& list) {
-    std::vector<table_id> ids(list.size());
-    std::transform(list.begin(), list.end(), ids.begin(), [](const auto& t) { return t.table; });
-    std::sort(ids.begin(), ids.end());
-    return ids;
-}
+/// A value per table of the catalog, for one question at a time: next() starts the next
+/// question without clearing (a table's value counts only under the current stamp). Replaces
+/// a sort or a hash set per question by two array lookups.
+class table_scratch {
+  public:
+    explicit table_scratch(std::size_t tables) : stamp_(tables, 0), value_(tables, 0.0f) {}
+    void next() noexcept { ++current_; }
+    void set(table_id t, float value = 0.0f) noexcept {
+        stamp_[t] = current_;
+        value_[t] = value;
+    }
+    /// Whether @p t was set for this question (false for a table outside the catalog).
+    [[nodiscard]] bool has(table_id t) const noexcept {
+        return t < stamp_.size() && stamp_[t] == current_;
+    }
+    [[nodiscard]] float value(table_id t) const noexcept { return value_[t]; }
+
+  private:
+    std::vector<std::uint32_t> stamp_;
+    std::vector<float> value_;
+    std::uint32_t current_ = 1;
+};
 
 /// The first N tables of a first-stage result; @throws error for an unknown or repeated table.
 inline std::vector<scored_table> candidate_list(const retrieval& r, std::size_t n,
-                                                std::size_t num_tables, std::size_t question) {
+                                                std::size_t num_tables, std::size_t question,
+                                                table_scratch& seen) {
     std::vector<scored_table> list(
         r.tables.begin(),
         r.tables.begin() + static_cast<std::ptrdiff_t>(std::min(n, r.tables.size())));
-    for (const auto& t : list)
+    seen.next();
+    for (const auto& t : list) {
         if (t.table >= num_tables)
             throw error(
                 fmt::format("adaptive: question {}: candidate table {} out of range "
                             "(the index has {} tables)",
                             question, t.table, num_tables));
-    const auto ids = sorted_ids(list);
-    if (const auto twice = std::adjacent_find(ids.begin(), ids.end()); twice != ids.end())
-        throw error(fmt::format("adaptive: question {}: candidate table {} appears twice", question,
-                                *twice));
+        if (seen.has(t.table))
+            throw error(fmt::format("adaptive: question {}: candidate table {} appears twice",
+                                    question, t.table));
+        seen.set(t.table);
+    }
     return list;
 }
 
-/// A window-independent scorer's logits for every candidate of one question, looked up for
-/// each of its windows.
-class stored_logits {
-  public:
-    stored_logits(std::span<const table_id> ids, const window_scores& s) : threshold_(s.threshold) {
-        for (std::size_t i = 0; i < ids.size(); ++i) by_table_.emplace_back(ids[i], s.logits[i]);
-        std::sort(by_table_.begin(), by_table_.end());
-    }
-    [[nodiscard]] window_scores of(std::span<const table_id> window) const {
-        window_scores out{{}, threshold_};
-        out.logits.reserve(window.size());
-        for (const table_id t : window)
-            out.logits.push_back(
-                std::lower_bound(by_table_.begin(), by_table_.end(), t,
-                                 [](const auto& e, table_id id) { return e.first < id; })
-                    ->second);
-        return out;
-    }
-
-  private:
-    std::vector<std::pair<table_id, float>> by_table_;
-    float threshold_;
-};
+/// A window-independent scorer's logits for every candidate of one question (@p logits, held
+/// by table in a table_scratch), looked up for each of its windows.
+inline window_scores stored_logits(std::span<const table_id> window, const table_scratch& logits,
+                                   float threshold) {
+    window_scores out{{}, threshold};
+    out.logits.reserve(window.size());
+    for (const table_id t : window) out.logits.push_back(logits.value(t));
+    return out;
+}
 
 /// One scorer call: the windows @p ids of the questions @p active, checked.
 template <WindowScorer S>
@@ -221,21 +226,22 @@ std::string scorer_name(const S& s) {
 
 /// The re-ranked result of one finished walk: the first stage's columns and the trace of its
 /// candidates moved over.
-inline retrieval walk_result(const window_walk& walk, retrieval&& first, std::string_view q) {
+inline retrieval walk_result(const window_walk& walk, retrieval&& first, std::string_view q,
+                             table_scratch& in) {
     retrieval out;
     out.tables = walk.list();
     out.columns = std::move(first.columns);
     out.cut = walk.cut();
-    const auto in = sorted_ids(out.tables);
+    in.next();
+    for (const auto& t : out.tables) in.set(t.table);
     out.trace = std::move(first.trace);
-    std::erase_if(out.trace, [&](const trace_entry& e) {
-        return !std::binary_search(in.begin(), in.end(), e.table);
-    });
+    std::erase_if(out.trace, [&](const trace_entry& e) { return !in.has(e.table); });
     out.trace.reserve(out.trace.size() + out.tables.size());
+    // "atr window N" stays within std::string's inline buffer: no allocation per table (the
+    // longer "adaptive window N" cost a tenth of a small ATR call)
     for (std::size_t p = 0; p < out.tables.size(); ++p)
-        out.trace.push_back({out.tables[p].table,
-                             fmt::format("adaptive window {}", walk.window_of(p)), std::string(q),
-                             out.tables[p].score});
+        out.trace.push_back({out.tables[p].table, fmt::format("atr window {}", walk.window_of(p)),
+                             std::string(q), out.tables[p].score});
     return out;
 }
 
@@ -257,11 +263,13 @@ std::vector<retrieval> adaptive_rerank(const table_index& index,
     if (first.size() != questions.size())
         throw error(fmt::format("adaptive: {} first-stage results for {} questions", first.size(),
                                 questions.size()));
+    const std::size_t num_tables = index.catalog().tables().size();
+    detail::table_scratch scratch(num_tables);
     std::vector<detail::window_walk> walks;
     walks.reserve(questions.size());
     for (std::size_t i = 0; i < questions.size(); ++i)
-        walks.emplace_back(
-            detail::candidate_list(first[i], o.candidates, index.catalog().tables().size(), i), o);
+        walks.emplace_back(detail::candidate_list(first[i], o.candidates, num_tables, i, scratch),
+                           o);
     const auto who = detail::scorer_name(scorer);
     const auto unfinished = [&] {
         std::vector<std::size_t> active;
@@ -276,9 +284,12 @@ std::vector<retrieval> adaptive_rerank(const table_index& index,
         for (const std::size_t i : active) ids.push_back(walks[i].candidates());
         const auto answers = detail::score_windows(index, questions, active, ids, scorer, who);
         for (std::size_t a = 0; a < active.size(); ++a) {
-            const detail::stored_logits logits(ids[a], answers[a]);
+            scratch.next();
+            for (std::size_t j = 0; j < ids[a].size(); ++j)
+                scratch.set(ids[a][j], answers[a].logits[j]);
             auto& walk = walks[active[a]];
-            while (!walk.finished()) walk.apply(logits.of(walk.window()));
+            while (!walk.finished())
+                walk.apply(detail::stored_logits(walk.window(), scratch, answers[a].threshold));
         }
     } else {
         for (auto active = unfinished(); !active.empty(); active = unfinished()) {
@@ -291,7 +302,7 @@ std::vector<retrieval> adaptive_rerank(const table_index& index,
     std::vector<retrieval> out;
     out.reserve(walks.size());
     for (std::size_t i = 0; i < walks.size(); ++i)
-        out.push_back(detail::walk_result(walks[i], std::move(first[i]), questions[i]));
+        out.push_back(detail::walk_result(walks[i], std::move(first[i]), questions[i], scratch));
     return out;
 }
 
