@@ -1,0 +1,50 @@
+"""bench/report.py never reports a recall it did not measure: an approximate row whose exact
+row failed (so nothing was compared) is neither shown as exact nor counted as meeting the
+target, and it stops the report."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+
+from bench import report  # noqa: E402
+
+
+def _row(kind: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "catalog": "spider2",
+        "max_columns": 0,
+        "kind": kind,
+        "tables": 8255,
+        "columns": 532388,
+        "build_s": 7.0,
+        "build_cpu_s": 7.0,
+        "table_p50_ms": 0.2,
+        "table_p99_ms": 0.3,
+        "column_p50_ms": 1.9,
+        "column_p99_ms": 2.5,
+        "column_wall_p50_ms": 1.9,
+        "index_mib": 900.0,
+        "peak_rss_mib": 2800.0,
+        **extra,
+    }
+
+
+def test_a_row_without_its_exact_row_is_not_measured_and_stops_the_report() -> None:
+    failed_exact = {"catalog": "spider2", "max_columns": 0, "kind": "exact", "error": "timeout"}
+    unmeasured = _row("hnsw")
+    measured = _row("pca", column_score_recall_at_10=98.6, table_score_recall_at_10=100.0)
+    lines = report.target_lines([failed_exact, unmeasured, measured], "MiniLM")
+    hnsw = next(line for line in lines if line.startswith("- hnsw"))
+    assert "not measured" in hnsw
+    assert "all met" not in hnsw
+    assert "recall@10 98.6 % (met)" in next(line for line in lines if line.startswith("- pca"))
+    failing = report.below_target([{"rows": [failed_exact, unmeasured, measured]}])
+    assert any("hnsw: recall@10 not measured" in f for f in failing)
+    assert not any("pca" in f for f in failing)
+    # exact itself needs no comparison
+    assert report.below_target([{"rows": [_row("exact")]}]) == []
