@@ -470,7 +470,8 @@ def below_target(scales: Sequence[dict[str, Any]], pg: dict[str, Any] | None = N
             f"< {TARGET_RECALL:.0f}%"
             for r in rows
             if r["kind"] in RESCORING_KINDS
-            and r.get("column_score_recall_at_10", 100.0) < TARGET_RECALL
+            and (recall := _column_recall(r)) is not None
+            and recall < TARGET_RECALL
         ]
         + [
             f"{_size(r)} {_index(r)}: recall@10 not measured (the exact row of its size failed)"

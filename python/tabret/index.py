@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, overload, runtime_checkable
 
 import numpy as np
 
@@ -347,8 +347,8 @@ class BaseRetriever(RetrievesBatches):
 
 
 _RawResults = list[_core.Retrieval]  # (an alias: ``_core`` is also an attribute name below)
-#: What a native stage calls for its candidates (BaseRetriever._stage).
-_Stage = _core.NativeRetriever | Callable[[list[str], int, int], Any]
+if TYPE_CHECKING:  # what a native stage calls for its candidates (BaseRetriever._stage)
+    _Stage: TypeAlias = _core.FirstStageFn
 
 
 class _NativeRetrieve(Protocol):

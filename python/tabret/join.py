@@ -17,7 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -167,9 +167,7 @@ def _rewriter(
     return DecompositionRewriter(NO_DECOMPOSITION if decompositions is None else decompositions)
 
 
-def _first_stage(
-    first: BaseRetriever | None,
-) -> _core.NativeRetriever | Callable[[list[str], int, int], Any] | None:
+def _first_stage(first: BaseRetriever | None) -> _core.FirstStageFn | None:
     """What a native selector calls for its candidates (None: its own dense ones)."""
     return None if first is None else first._stage()
 

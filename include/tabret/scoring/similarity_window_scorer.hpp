@@ -68,8 +68,7 @@ inline std::size_t scores_read(const similarity_threshold& t) noexcept {
  * @throws error for an empty @p top, unless the rule reads none.
  */
 inline float threshold_from_scores(std::span<const float> top, const similarity_threshold& t) {
-    if (t.rule == threshold_rule::fixed) return t.value;
-    if (top.empty()) throw error("threshold rule needs at least one score");
+    if (top.empty() && scores_read(t) > 0) throw error("threshold rule needs at least one score");
     switch (t.rule) {
         case threshold_rule::fixed:
             return t.value;
