@@ -7,16 +7,18 @@ from a record (bench.common.RecordedRewriter). tabret runs its normal batch path
 pybind11 with those callbacks; the seconds spent inside the callbacks are measured and
 subtracted, so "tabret ms" is the C++ algorithm plus binding overhead, not the lookups.
 Times are process CPU time (time.process_time; both sides single-threaded), so that other
-tenants of a shared machine do not inflate them. The
+tenants of a shared machine do not inflate them; wall time is measured beside it the same way,
+with the 1-minute load average before and after each row. The
 Python side gets the same vectors and rewrites; its lookups are excluded the same way.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -90,43 +92,51 @@ class Setup:
         return cls(bench.name, bench.catalog, picked, dataset, source)
 
 
-def _callback_seconds(*clocked: Any) -> float:
-    return float(sum(c.clock.seconds for c in clocked))
+class Timing(NamedTuple):
+    """CPU and wall seconds of a run, the callbacks' time subtracted."""
+
+    cpu: float
+    wall: float
 
 
-def _reset(*clocked: Any) -> None:
+def _callback_time(clocked: Sequence[Any]) -> Timing:
+    return Timing(
+        float(sum(c.clock.seconds for c in clocked)), float(sum(c.clock.wall for c in clocked))
+    )
+
+
+def _timed(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, Timing]:
     for c in clocked:
         c.clock.reset()
+    cpu, wall = time.process_time(), time.perf_counter()
+    result = run()
+    spent = Timing(time.process_time() - cpu, time.perf_counter() - wall)
+    inside = _callback_time(clocked)
+    return result, Timing(spent.cpu - inside.cpu, spent.wall - inside.wall)
 
 
 def time_tabret(
     run: Callable[[], Any], clocked: Sequence[Any], repeat: int = 3
-) -> tuple[Any, float]:
-    """Warm-up run (fills the lookups), then the best of ``repeat`` timed runs, callbacks
-    subtracted. Returns (result, seconds)."""
+) -> tuple[Any, Timing]:
+    """Warm-up run (fills the lookups), then the best of ``repeat`` timed runs (by CPU time),
+    callbacks subtracted. Returns (result, timing)."""
     result = run()
-    best = float("inf")
+    best = Timing(float("inf"), float("inf"))
     for _ in range(repeat):
-        _reset(*clocked)
-        start = time.process_time()
-        result = run()
-        total = time.process_time() - start
-        best = min(best, total - _callback_seconds(*clocked))
+        result, t = _timed(run, clocked)
+        best = min(best, t)
     return result, best
 
 
-def time_reference(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, float]:
-    _reset(*clocked)
-    start = time.process_time()
-    result = run()
-    return result, time.process_time() - start - _callback_seconds(*clocked)
+def time_reference(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, Timing]:
+    return _timed(run, clocked)
 
 
 def _row(
     method: str,
     s: Setup,
-    tabret: float,
-    reference: float,
+    tabret: Timing,
+    reference: Timing,
     same: Sequence[bool],
     note: str = "",
 ) -> dict[str, Any]:
@@ -135,9 +145,11 @@ def _row(
         "benchmark": s.name,
         "method": method,
         "questions": n,
-        "tabret_ms": 1000 * tabret / n,
-        "reference_ms": 1000 * reference / n,
-        "speedup": reference / tabret if tabret > 0 else float("inf"),
+        "tabret_ms": 1000 * tabret.cpu / n,
+        "reference_ms": 1000 * reference.cpu / n,
+        "tabret_wall_ms": 1000 * tabret.wall / n,
+        "reference_wall_ms": 1000 * reference.wall / n,
+        "speedup": reference.cpu / tabret.cpu if tabret.cpu > 0 else float("inf"),
         "agreement": 100.0 * sum(same) / n,
         "note": note,
     }
@@ -227,10 +239,8 @@ class JoinInputs:
         clock = self.llm_clock.clock
 
         def answer(prompts: list[str]) -> list[str]:
-            start = time.process_time()
-            out = replay(prompts)
-            clock.seconds += time.process_time() - start
-            return out
+            with clock.timing():
+                return replay(prompts)
 
         self.llm = CallableLLM(answer, "replay")
         decomposer = DecompositionRewriter(self.llm)
@@ -321,7 +331,9 @@ def run(benchmarks: Sequence[str], questions: int) -> dict[str, Any]:
             lambda s, j: bench_reverse(s),
         ]
         for step in steps:
+            load = os.getloadavg()[0]
             row = step(s, j)
+            row["load"] = [load, os.getloadavg()[0]]
             print(
                 f"  {row['method']}: tabret {row['tabret_ms']:.3f} ms, python "
                 f"{row['reference_ms']:.2f} ms, x{row['speedup']:.0f}, "

@@ -7,7 +7,8 @@ import json
 import os
 import platform
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +19,36 @@ from tabret import HashingEmbedder
 from tabret.rewriting import RewriteRequest, RewriteResult
 
 FloatArray = npt.NDArray[np.float32]
+Search = Callable[[FloatArray], FloatArray]  # one query vector -> the scores of its top k
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "build" / "bench"
 
 
 class Clock:
-    """Accumulates the seconds spent inside callbacks (to be subtracted from a total)."""
+    """Accumulates the time spent inside callbacks (to be subtracted from a total): process
+    CPU seconds in ``seconds``, wall seconds in ``wall``."""
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.wall = 0.0
         self.calls = 0
 
     def reset(self) -> None:
         self.seconds = 0.0
+        self.wall = 0.0
         self.calls = 0
+
+    @contextmanager
+    def timing(self) -> Iterator[None]:
+        """Counts one call and the CPU and wall time of the ``with`` body."""
+        cpu, wall = time.process_time(), time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds += time.process_time() - cpu
+            self.wall += time.perf_counter() - wall
+            self.calls += 1
 
 
 def normalized(rows: FloatArray) -> FloatArray:
@@ -74,10 +90,8 @@ class LookupEmbedder:
         return np.stack([self._rows[t] for t in texts])
 
     def embed(self, texts: list[str]) -> FloatArray:
-        start = time.process_time()
-        out = self.vectors(texts)
-        self.clock.seconds += time.process_time() - start
-        self.clock.calls += 1
+        with self.clock.timing():
+            out = self.vectors(texts)
         self.texts += len(texts)
         return out
 
@@ -105,28 +119,11 @@ class RecordedRewriter:
         return [self.record[key] for key in keys]
 
     def rewrite(self, requests: Sequence[RewriteRequest | str]) -> list[RewriteResult]:
-        start = time.process_time()
-        reqs = [RewriteRequest(r) if isinstance(r, str) else r for r in requests]
-        out = self.lookup(reqs)
-        self.clock.seconds += time.process_time() - start
-        self.clock.calls += 1
+        with self.clock.timing():
+            reqs = [RewriteRequest(r) if isinstance(r, str) else r for r in requests]
+            out = self.lookup(reqs)
         self.requests += len(reqs)
         return out
-
-
-def timed_llm(
-    fn: Callable[[list[str]], list[str]], clock: Clock
-) -> Callable[[list[str]], list[str]]:
-    """``fn`` with its time and calls counted on ``clock``."""
-
-    def call(prompts: list[str]) -> list[str]:
-        start = time.process_time()
-        out = fn(prompts)
-        clock.seconds += time.process_time() - start
-        clock.calls += 1
-        return out
-
-    return call
 
 
 def machine() -> dict[str, Any]:
@@ -165,3 +162,20 @@ def write_json(name: str, data: Any) -> Path:
 
 def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
+
+
+def timed_queries(search: Search, queries: FloatArray) -> tuple[list[FloatArray], float]:
+    """Each query searched alone: the scores found, and the p50 CPU milliseconds of a query."""
+    scores, ms = [], []
+    for q in queries:
+        cpu = time.process_time()
+        scores.append(search(q))
+        ms.append(1000 * (time.process_time() - cpu))
+    return scores, percentile(ms, 50)
+
+
+def score_recall(scores: Sequence[FloatArray], kth: FloatArray, k: int = 10) -> float:
+    """Recall@k by score, in %: the share of each query's k found scores at least its exact k-th
+    score ``kth`` (so an item tied with the k-th counts)."""
+    found = sum(int(np.sum(s >= t - 1e-5)) for s, t in zip(scores, kth, strict=True))
+    return 100.0 * found / (k * len(kth))

@@ -1,10 +1,14 @@
 """tabret's HNSW beside the hnswlib wheel on the same vectors (issue 23, item 2).
 
-The first ``--max-columns`` Spider 2.0-lite columns as 1024-d hashing vectors; both graphs with
-M 16, ef_construction 200 and two threads; ``--rounds`` interleaved builds (tabret, wheel,
-tabret, …) so that both see the same machine load. Build wall and CPU time of the column graph
-only (tabret's is timed from its progress reports: from the end of the table graph to the end of
-the column graph), search time at ef 64 over Spider 2.0-lite questions, and the load average.
+The first ``--max-columns`` Spider 2.0-lite columns as the 1024-d hashing vectors tabret
+indexes (L2-normalised), written once to ``build/bench/``. Both graphs with M 16,
+ef_construction 200 and two threads, built from the same rows: tabret's ``HnswIndex`` (the graph
+``TableIndex`` builds for kind ``hnsw``, holding the rows once) and the wheel's
+``hnswlib.Index``. ``--rounds`` interleaved builds (tabret, wheel, tabret, …), each in its own
+process, so that both see the same machine load and each row's *MiB* is the resident memory its
+build added (the wheel's is the vectors plus the graph, stored together). Per row: build wall and
+CPU time, search CPU p50 at ef 64 (one Spider 2.0-lite question at a time, top 10), recall@10 by
+score against exact, and the load average before → after.
 
     python -m bench.hnsw_side_by_side --max-columns 100000 --rounds 2
 """
@@ -12,81 +16,100 @@ the column graph), search time at ef 64 over Spider 2.0-lite questions, and the 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from bench.common import percentile, write_json
-from bench.scale import spider2_questions
+from bench.common import OUT, FloatArray, score_recall, timed_queries, write_json
+from bench.scale import _rss_mib, spider2_questions
 from tabret import HashingEmbedder, _core
 from tabret.datasets import data_dir
 from tabret.spider2 import spider2_catalog
 
-
-def tabret_build(cat: _core.Catalog, embedder: HashingEmbedder) -> tuple[Any, float, float]:
-    marks: dict[str, tuple[float, float]] = {}
-
-    def progress(stage: str, done: int, total: int) -> None:
-        if done >= total:
-            marks[stage] = (time.perf_counter(), time.process_time())
-
-    index = _core.TableIndex.build(
-        cat, embedder, embedder.name, kind="hnsw", ef_search=64, progress=progress
-    )
-    (w0, c0), (w1, c1) = marks["hnsw tables"], marks["hnsw columns"]
-    return index, w1 - w0, c1 - c0
+M, EF_CONSTRUCTION, EF_SEARCH, THREADS, K = 16, 200, 64, 2, 10
+SIDES = ("tabret", "hnswlib wheel")
 
 
-def wheel_build(vectors: np.ndarray) -> tuple[Any, float, float]:
+def _build(side: str, x: FloatArray) -> Any:
+    """The graph over ``x`` and a search of one query vector -> its top-K scores."""
+    if side == "tabret":
+        index = _core.HnswIndex(
+            x, m=M, ef_construction=EF_CONSTRUCTION, ef_search=EF_SEARCH, threads=THREADS
+        )
+        return lambda q: index.search(q[None, :], K)[1][0]
     import hnswlib
 
+    wheel = hnswlib.Index(space="ip", dim=x.shape[1])
+    wheel.init_index(max_elements=len(x), M=M, ef_construction=EF_CONSTRUCTION, random_seed=100)
+    wheel.add_items(x, np.arange(len(x)), num_threads=THREADS)
+    wheel.set_ef(EF_SEARCH)
+    return lambda q: 1.0 - wheel.knn_query(q[None, :], k=K)[1][0]  # distance 1 - ip
+
+
+def worker(side: str) -> dict[str, Any]:
+    """One row, in its own process: build over the stored vectors, then search."""
+    x, q = np.load(OUT / "hnsw_vectors.npy"), np.load(OUT / "hnsw_queries.npy")
+    kth = np.load(OUT / "hnsw_kth.npy")
+    load, rss = os.getloadavg()[0], _rss_mib()
     start, cpu = time.perf_counter(), time.process_time()
-    index = hnswlib.Index(space="ip", dim=vectors.shape[1])
-    index.init_index(max_elements=len(vectors), M=16, ef_construction=200, random_seed=100)
-    index.add_items(vectors, np.arange(len(vectors)), num_threads=2)
-    index.set_ef(64)
-    return index, time.perf_counter() - start, time.process_time() - cpu
+    search = _build(side, x)
+    build_s, build_cpu_s = time.perf_counter() - start, time.process_time() - cpu
+    added = _rss_mib() - rss
+    scores, p50 = timed_queries(search, q)
+    return {
+        "what": side, "build_s": build_s, "build_cpu_s": build_cpu_s, "index_mib": added,
+        "p50_ms": p50, "recall": score_recall(scores, kth, K), "load": [load, os.getloadavg()[0]],
+    }  # fmt: skip
 
 
-def run(max_columns: int, rounds: int, queries: int) -> dict[str, Any]:
+def _vectors(max_columns: int, queries: int) -> tuple[int, float]:
+    """Writes the column vectors, the query vectors and each query's exact 10th score to
+    build/bench/; returns (columns, MiB of the vectors)."""
     root = data_dir()
     embedder = HashingEmbedder()
     cat = spider2_catalog(root, max_columns)
-    questions = spider2_questions(root, queries)
-    q = np.asarray(embedder.embed(questions), dtype=np.float32)
+    index = _core.TableIndex.build(cat, embedder, embedder.name, kind="exact", progress=None)
+    x = np.ascontiguousarray(index.column_vectors, dtype=np.float32)
+    q = np.asarray(embedder.embed(spider2_questions(root, queries)), dtype=np.float32)
     q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+    kth = -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1]
+    OUT.mkdir(parents=True, exist_ok=True)
+    for name, a in (("hnsw_vectors", x), ("hnsw_queries", q), ("hnsw_kth", kth)):
+        np.save(OUT / f"{name}.npy", a)
+    return len(x), x.nbytes / 2**20
+
+
+def run(max_columns: int, rounds: int, queries: int) -> dict[str, Any]:
+    columns, vectors_mib = _vectors(max_columns, queries)
     rows: list[dict[str, Any]] = []
     for r in range(rounds):
-        load = os.getloadavg()[0]
-        index, wall, cpu = tabret_build(cat, embedder)
-        retriever = _core.DenseRetriever(index, embedder, embedder.name)
-        ms = []
-        for question in questions:
-            start = time.perf_counter()
-            retriever.retrieve([question], 1, 10)
-            ms.append(1000 * (time.perf_counter() - start))
-        vectors = np.asarray(index.column_vectors)
-        rows.append(
-            {"round": r, "what": "tabret", "build_s": wall, "build_cpu_s": cpu,
-             "p50_ms": percentile(ms, 50), "load": load}
-        )  # fmt: skip
-        del index, retriever
-        load = os.getloadavg()[0]
-        wheel, wall, cpu = wheel_build(vectors)
-        ms = []
-        for v in q:
-            start = time.perf_counter()
-            wheel.knn_query(v[None, :], k=10)
-            ms.append(1000 * (time.perf_counter() - start))
-        rows.append(
-            {"round": r, "what": "hnswlib wheel", "build_s": wall, "build_cpu_s": cpu,
-             "p50_ms": percentile(ms, 50), "load": load}
-        )  # fmt: skip
-        del wheel
-    return {"columns": cat.num_columns, "rows": rows}
+        for side in SIDES:
+            cmd = [sys.executable, "-m", "bench.hnsw_side_by_side", "--worker", side]
+            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+            rows.append({"round": r, **json.loads(out.stdout.strip().splitlines()[-1])})
+            print(f"  round {r} {side}: {rows[-1]}", flush=True)
+    for name in ("hnsw_vectors", "hnsw_queries", "hnsw_kth"):
+        (OUT / f"{name}.npy").unlink()
+    return {"columns": columns, "vectors_mib": vectors_mib, "rows": rows, "ratios": ratios(rows)}
+
+
+def ratios(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """tabret over the wheel, median over rounds: build wall, build CPU, memory added."""
+
+    def median(key: str) -> float:
+        by_round: dict[int, dict[str, float]] = {}
+        for r in rows:
+            by_round.setdefault(r["round"], {})[r["what"]] = r[key]
+        pairs = [v["tabret"] / v["hnswlib wheel"] for v in by_round.values() if len(v) == 2]
+        return float(np.median(pairs))
+
+    return {key: median(key) for key in ("build_s", "build_cpu_s", "index_mib")}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -94,17 +117,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-columns", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument("--worker", choices=SIDES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker)))
+        return 0
     out = run(args.max_columns, args.rounds, args.queries)
     write_json("hnsw_side_by_side.json", out)
-    print(f"{out['columns']:,} columns, 1024-d hashing vectors, M 16, ef_construction 200")
-    print("| round | index | build s | build CPU s | search p50 ms | load |")
-    print("|---|---|---|---|---|---|")
-    for r in out["rows"]:
-        print(
-            f"| {r['round']} | {r['what']} | {r['build_s']:.1f} | {r['build_cpu_s']:.1f} | "
-            f"{r['p50_ms']:.2f} | {r['load']:.1f} |"
-        )
+    print(f"{out['columns']:,} columns ({out['vectors_mib']:.0f} MiB of vectors), {out['ratios']}")
     return 0
 
 

@@ -32,14 +32,14 @@ def _breakdown_line(name: str, questions: int) -> str:
     s = Setup.for_benchmark(load_benchmark(name), questions)
     rec = RecordedRewriter(crush_rewriter(s))
     crush = CrushRetriever(s.index, rec)
-    _, total = time_tabret(lambda: crush._raw(s.questions, 20, 20), [s.embedder, rec])
+    total = time_tabret(lambda: crush._raw(s.questions, 20, 20), [s.embedder, rec])[1].cpu
     texts = []
     for q in s.questions:
         answer = rec.lookup([_core.RewriteRequest(q)])[0]
         probes = list(dict.fromkeys(p for p in answer.queries if p)) or [q]
         texts += [p if p == q else f"{q} {p}" for p in probes]
     dense = DenseRetriever(s.index)
-    _, search = time_tabret(lambda: dense._raw(texts, 1, 100), [s.embedder])
+    search = time_tabret(lambda: dense._raw(texts, 1, 100), [s.embedder])[1].cpu
     n = len(s.questions)
     return (
         f"{name}: {n} questions, {len(texts) / n:.2f} probes each: total "

@@ -67,9 +67,11 @@ def algorithms_section(a: dict[str, Any]) -> list[str]:
         "recorded decomposition in C++, which the Python side gets pre-parsed). **Python ms** "
         "= the implementations in `bench/reference/` (numpy for vector products, Python loops "
         "where the reference code loops), one question at a time, lookups excluded. Both "
-        "single-threaded (one BLAS thread). **agree** = share of questions where both return "
-        "the same selection (same ordered tables; CRUSH also the same ordered columns; ATR "
-        "the same cut and the same tables above it; JAR exact the same set).",
+        "single-threaded (one BLAS thread). Each time is CPU time, with the wall time of the "
+        "same run in parentheses (the callbacks' wall time subtracted the same way); *load* "
+        "is the 1-minute load average before → after the row. **agree** = share of questions "
+        "where both return the same selection (same ordered tables; CRUSH also the same "
+        "ordered columns; ATR the same cut and the same tables above it; JAR exact the same set).",
         "",
     ]
     rows = [
@@ -77,17 +79,16 @@ def algorithms_section(a: dict[str, Any]) -> list[str]:
             r["benchmark"],
             r["method"],
             str(r["questions"]),
-            _ms(r["tabret_ms"]),
-            _ms(r["reference_ms"]),
+            f"{_ms(r['tabret_ms'])} ({_ms(r['tabret_wall_ms'])})",
+            f"{_ms(r['reference_ms'])} ({_ms(r['reference_wall_ms'])})",
             f"{r['speedup']:.1f}x",
             f"{r['agreement']:.1f}",
+            " → ".join(f"{x:.1f}" for x in r["load"]),
         ]
         for r in a["rows"]
     ]
-    out += _table(
-        ["benchmark", "method", "questions", "tabret ms", "Python ms", "speed-up", "agree %"],
-        rows,
-    )
+    head = ["benchmark", "method", "questions", "tabret ms (wall)", "Python ms (wall)"]
+    out += _table([*head, "speed-up", "agree %", "load"], rows)
     spider = [r for r in a["rows"] if r["benchmark"] == "spider-union"]
     under_1ms = [r["method"] for r in spider if r["tabret_ms"] <= 1.0]
     over_1ms = [f"{r['method']} ({_ms(r['tabret_ms'])} ms)" for r in spider if r["tabret_ms"] > 1]
@@ -552,10 +553,14 @@ def hnsw_side_by_side_section(h: dict[str, Any]) -> list[str]:
         "## 8. tabret's HNSW beside the hnswlib wheel",
         "",
         f"`python3 -m bench.hnsw_side_by_side`: the first {h['columns']:,} Spider 2.0-lite "
-        "columns as 1024-d hashing vectors, M 16, ef_construction 200, two threads, builds "
-        "interleaved. tabret's distance kernel is `index/dot.hpp` (AVX-512 / AVX2+FMA / "
-        "baseline clones chosen at load time). Search: tabret's whole `retrieve` (embedding "
-        "included) vs the wheel's `knn_query`, ef 64.",
+        f"columns as 1024-d hashing vectors ({h['vectors_mib']:.0f} MiB), M 16, "
+        "ef_construction 200, two threads, both built from the same rows: tabret's "
+        "`HnswIndex` (the graph of `kind='hnsw'`, one copy of the rows, distance kernel "
+        "`index/dot.hpp`: AVX-512 / AVX2+FMA / baseline clones chosen at load time) and the "
+        "wheel's `hnswlib.Index` (rows stored in the graph). Builds interleaved, each row its "
+        "own process: *MiB* = resident memory the build added (rows included), *search p50* = "
+        "CPU time of one question's top 10 at ef 64, recall@10 by score against exact, *load* "
+        "before → after.",
         "",
     ]
     rows = [
@@ -564,13 +569,24 @@ def hnsw_side_by_side_section(h: dict[str, Any]) -> list[str]:
             r["what"],
             f"{r['build_s']:.1f}",
             f"{r['build_cpu_s']:.1f}",
-            f"{r['p50_ms']:.2f}",
-            f"{r['load']:.1f}",
+            f"{r['index_mib']:.0f}",
+            f"{r['p50_ms']:.3f}",
+            f"{r['recall']:.1f}",
+            " → ".join(f"{x:.1f}" for x in r["load"]),
         ]
         for r in h["rows"]
     ]
-    head = ["round", "index", "build s", "build CPU s", "search p50 ms", "load"]
-    return [*out, *_table(head, rows), ""]
+    head = ["round", "index", "build s", "build CPU s", "MiB", "search p50 ms", "recall@10 %"]
+    ratio = h["ratios"]
+    return [
+        *out,
+        *_table([*head, "load"], rows),
+        "",
+        "tabret / wheel, median over rounds (targets: build within 1.2x, memory within 1.3x of "
+        f"the vectors + graph, which is what the wheel holds): build wall {ratio['build_s']:.2f}x, "
+        f"build CPU {ratio['build_cpu_s']:.2f}x, memory {ratio['index_mib']:.2f}x.",
+        "",
+    ]
 
 
 def wheels_section(w: dict[str, Any]) -> list[str]:

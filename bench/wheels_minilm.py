@@ -26,7 +26,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bench.common import percentile, write_json
+from bench.common import Search, percentile, score_recall, timed_queries, write_json
 from bench.scale import Preloaded, _rss_mib, spider2_questions
 from tabret import _core
 from tabret.datasets import data_dir
@@ -34,21 +34,6 @@ from tabret.spider2 import spider2_catalog
 
 M, EF_CONSTRUCTION, THREADS, K = 16, 200, 2, 10
 EFS = (64, 256, 1024)
-Search = Callable[[np.ndarray], np.ndarray]  # one query vector -> the scores of its top K
-
-
-def _recall(scores: Sequence[np.ndarray], kth: np.ndarray) -> float:
-    found = sum(int(np.sum(s >= t - 1e-5)) for s, t in zip(scores, kth, strict=True))
-    return 100.0 * found / (K * len(kth))
-
-
-def _timed_queries(search: Search, queries: np.ndarray) -> tuple[list[np.ndarray], float]:
-    scores, ms = [], []
-    for q in queries:
-        cpu = time.process_time()
-        scores.append(search(q))
-        ms.append(1000 * (time.process_time() - cpu))
-    return scores, percentile(ms, 50)
 
 
 def _hnswlib(x: np.ndarray) -> tuple[Any, Callable[[Any, int], Search]]:
@@ -109,10 +94,10 @@ def _wheel_rows(
     added = _rss_mib() - rss
     rows = []
     for ef in EFS:
-        scores, p50 = _timed_queries(at(index, ef), queries)
+        scores, p50 = timed_queries(at(index, ef), queries)
         rows.append(
             {"what": name, "ef": ef, **build, "index_mib": added, "p50_ms": p50,
-             "recall": _recall(scores, kth), "load": load}
+             "recall": score_recall(scores, kth), "load": load}
         )  # fmt: skip
     return rows
 
@@ -141,7 +126,7 @@ def _tabret_row(
         scores.append(np.array([c.score for c in r.columns], dtype=np.float32))
     return {
         "what": f"tabret {kind}", "ef": EFS[0] if kind == "hnsw" else None, **build,
-        "index_mib": added, "p50_ms": percentile(ms, 50), "recall": _recall(scores, kth),
+        "index_mib": added, "p50_ms": percentile(ms, 50), "recall": score_recall(scores, kth),
         "load": load,
     }  # fmt: skip
 

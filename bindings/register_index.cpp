@@ -1,5 +1,6 @@
 // Embedders and the table index.
 #include <tabret/embedding/hashing_embedder.hpp>
+#include <tabret/index/hnsw_index.hpp>
 #include <tabret/index/table_index.hpp>
 
 #include <fmt/format.h>
@@ -27,8 +28,9 @@ index_kind to_kind(const std::string& s) {
                                {"auto", index_kind::automatic}});
 }
 
-/// exact_index::search as two arrays (ids, scores), one row per query.
-std::pair<py::array_t<std::int64_t>, py::array_t<float>> search_arrays(const exact_index& index,
+/// An index's search (exact_index, hnsw_index) as two arrays (ids, scores), one row per query.
+template <class Index>
+std::pair<py::array_t<std::int64_t>, py::array_t<float>> search_arrays(const Index& index,
                                                                        const matrix& queries,
                                                                        std::size_t k) {
     std::vector<hits> found;
@@ -185,12 +187,42 @@ void register_index(py::module_& m) {
              }),
              py::arg("vectors"), py::kw_only(), py::arg("quantize") = false,
              py::call_guard<py::gil_scoped_release>())
-        .def("search", &search_arrays, py::arg("queries"), py::arg("k"),
+        .def("search", &search_arrays<exact_index>, py::arg("queries"), py::arg("k"),
              "(ids, scores): two (queries × min(k, size)) arrays, best first, ties by id.")
         .def_property_readonly("size", &exact_index::size)
         .def_property_readonly("dim", &exact_index::dim)
         .def_property_readonly("quantized", &exact_index::quantized)
         .def_property_readonly("bytes", &exact_index::bytes);
+
+    py::class_<hnsw_index, std::shared_ptr<hnsw_index>>(
+        m, "HnswIndex",
+        "Approximate inner-product search (hnswlib's HNSW graph) over your own float32 rows "
+        "(expected L2-normalised): the graph TableIndex builds for kind='hnsw', holding the "
+        "rows once.")
+        .def(py::init([](matrix vectors, std::size_t m, std::size_t ef_construction,
+                         std::size_t ef_search, std::size_t threads, std::size_t seed) {
+                 const hnsw_params params{.m = m,
+                                          .ef_construction = ef_construction,
+                                          .ef_search = ef_search,
+                                          .seed = seed,
+                                          .threads = threads};
+                 auto rows = std::make_shared<const matrix>(std::move(vectors));
+                 const auto total = static_cast<std::size_t>(rows->rows());
+                 auto report = python_progress_fn(py::none());  // Ctrl-C stops the build
+                 const py::gil_scoped_release release;
+                 return std::make_shared<hnsw_index>(
+                     std::move(rows), params,
+                     [&](std::size_t done) { report("hnsw", done, total); });
+             }),
+             py::arg("vectors"), py::kw_only(), py::arg("m") = hnsw_params{}.m,
+             py::arg("ef_construction") = hnsw_params{}.ef_construction,
+             py::arg("ef_search") = hnsw_params{}.ef_search,
+             py::arg("threads") = hnsw_params{}.threads, py::arg("seed") = hnsw_params{}.seed)
+        .def("search", &search_arrays<hnsw_index>, py::arg("queries"), py::arg("k"),
+             "(ids, scores): two (queries × min(k, size)) arrays, best first (approximate: "
+             "searched with ef = max(ef_search, k)).")
+        .def_property_readonly("size", &hnsw_index::size)
+        .def_property_readonly("dim", &hnsw_index::dim);
 }
 
 }  // namespace tabret::bindings

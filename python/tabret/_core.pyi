@@ -261,6 +261,25 @@ class ExactIndex:
     @property
     def bytes(self) -> int: ...
 
+class HnswIndex:
+    def __init__(
+        self,
+        vectors: FloatMatrix,
+        *,
+        m: int = 16,
+        ef_construction: int = 200,
+        ef_search: int = 64,
+        threads: int = 0,
+        seed: int = 100,
+    ) -> None: ...
+    def search(
+        self, queries: FloatMatrix, k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def dim(self) -> int: ...
+
 class ScoredTable:
     @property
     def table(self) -> int: ...
