@@ -12,13 +12,13 @@ Parts (each writes JSON to build/bench/):
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
               tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json);
-              tabret's pca and HNSW beside the hnswlib, faiss and usearch wheels' HNSW on
-              the MiniLM vectors (wheels_minilm.json);
+              tabret's auto and HNSW beside the hnswlib, faiss and usearch wheels' HNSW on
+              the MiniLM and the hashing vectors (wheels_minilm.json, wheels_hashing.json);
               the exact scan, float32 and int8, single and batched, beside numpy and a
               bandwidth scan (exact_scan_hashing.json, exact_scan_random.json)
   pgvector    tabret.pgvector (PostgreSQL + pgvector, a throwaway server) beside in-process exact
               search over Spider 2.0-lite columns: publish, exact and HNSW latency and recall
-              (pgvector.json)
+              over 100k columns (pgvector.json), exact over all 532k (pgvector_532k.json)
   micro       the C++ Google Benchmark micro-benchmarks, default flags and -march=native
               (micro.json, micro_native.json); needs libbenchmark-dev
   profile     perf profile of the slowest selection step (profile.txt)
@@ -117,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "pgvector" in args.parts:
         size = "20000" if args.quick else "100000"
         _python("bench.pgvector_scale", "--max-columns", size, "--hnsw")
+        if not args.quick:  # all 532,388 columns, exact search only (see bench.pgvector_scale)
+            _python("bench.pgvector_scale", "--max-columns", "0", "--queries", "20")
     if "profile" in args.parts:
         _python("bench.profile")
     if "scale" in args.parts:
@@ -129,7 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
         _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))
         wheels = ["--max-columns", "10000", "--queries", "100"] if args.quick else []
-        _python("bench.wheels_minilm", "--embedding-cache", cache, *wheels)
+        _python("bench.wheels", "--embedding-cache", cache, *wheels)
+        _python("bench.wheels", *wheels)
         rows = ["--max-columns", "100000"] if args.quick else []
         _python("bench.exact_scan", *rows)
         _python("bench.exact_scan", "--dim", "384", *rows)

@@ -1,18 +1,21 @@
-"""HNSW wheels beside tabret's ``pca`` and ``hnsw`` on MiniLM's vectors of every Spider 2.0-lite
-column (issue 23: "beside hnswlib / faiss / usearch wheels on the same vectors").
+"""HNSW wheels beside tabret's default index and its ``hnsw`` on the vectors of every Spider
+2.0-lite column (issue 23: "beside hnswlib / faiss / usearch wheels on the same vectors").
 
 All 532,388 column texts (or the first ``--max-columns``) and the first ``--queries``
-questions are read as all-MiniLM-L6-v2 vectors from an embedding cache (as ``bench.scale
---embedding-cache``). One process, one run:
+questions as all-MiniLM-L6-v2 vectors read from an embedding cache (``--embedding-cache``, as
+``bench.scale``), or without it as the hashing embedder's 1024-d vectors. One process, one run:
 each wheel's graph (hnswlib, faiss ``IndexHNSWFlat``, usearch; inner product, M 16,
-ef_construction 200, two threads) is built and searched over an ef sweep, and tabret's ``pca``
-and ``hnsw`` table indexes are built and queried through the retriever (tables and columns, so
-tabret's rows include its table search), all against the exact top 10 of a numpy matrix
-product. Recall@10 is by score (an item tied with the 10th exact score counts). Query times are
-CPU time of one question at a time, p50; build times wall and CPU; the load average beside
-each row. A wheel that is not installed is skipped and named.
+ef_construction 200, two threads) is built and searched over an ef sweep, and tabret's ``auto``
+(the default: ``pca`` for MiniLM, ``sparse`` for hashing at this size) and ``hnsw`` table
+indexes are built and queried through the retriever (tables and columns, so tabret's rows
+include its table search and, for hashing, the question's embedding), all against the exact top
+10 of a numpy matrix product. Recall@10 is by score (an item tied with the 10th exact score
+counts). Query times are CPU time of one question at a time, p50, with the wall p50 beside it;
+build times wall and CPU; the load average beside each row. A wheel that is not installed is
+skipped and named. Writes build/bench/wheels_minilm.json or wheels_hashing.json.
 
-    python -m bench.wheels_minilm --embedding-cache DIR
+    python -m bench.wheels --embedding-cache DIR
+    python -m bench.wheels
 """
 
 from __future__ import annotations
@@ -26,9 +29,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bench.common import Search, percentile, score_recall, timed_queries, write_json
+from bench.common import Search, normalized, percentile, score_recall, timed_queries, write_json
 from bench.scale import Preloaded, _rss_mib, spider2_questions
-from tabret import _core
+from tabret import HashingEmbedder, _core
 from tabret.datasets import data_dir
 from tabret.spider2 import spider2_catalog
 
@@ -94,18 +97,18 @@ def _wheel_rows(
     added = _rss_mib() - rss
     rows = []
     for ef in EFS:
-        scores, p50 = timed_queries(at(index, ef), queries)
+        scores, p50, wall_p50 = timed_queries(at(index, ef), queries)
         rows.append(
             {"what": name, "ef": ef, **build, "index_mib": added, "p50_ms": p50,
-             "recall": score_recall(scores, kth), "load": load}
+             "wall_p50_ms": wall_p50, "recall": score_recall(scores, kth), "load": load}
         )  # fmt: skip
     return rows
 
 
 def _tabret_row(
-    kind: Literal["pca", "hnsw"],
+    kind: Literal["auto", "hnsw"],
     cat: Any,
-    embedder: Preloaded,
+    embedder: Any,
     questions: list[str],
     kth: np.ndarray,
 ) -> dict[str, Any]:
@@ -118,16 +121,18 @@ def _tabret_row(
     added = _rss_mib() - rss
     retriever = _core.DenseRetriever(index, embedder, embedder.name)
     retriever.retrieve(questions[:1], K, K)  # warm-up
-    scores, ms = [], []
+    scores, ms, wall_ms = [], [], []
     for q in questions:
-        cpu = time.process_time()
+        cpu, wall = time.process_time(), time.perf_counter()
         r = retriever.retrieve([q], K, K)[0]
         ms.append(1000 * (time.process_time() - cpu))
+        wall_ms.append(1000 * (time.perf_counter() - wall))
         scores.append(np.array([c.score for c in r.columns], dtype=np.float32))
+    what = f"tabret {kind}" + (f" ({index.search_kinds['columns']})" if kind == "auto" else "")
     return {
-        "what": f"tabret {kind}", "ef": EFS[0] if kind == "hnsw" else None, **build,
-        "index_mib": added, "p50_ms": percentile(ms, 50), "recall": score_recall(scores, kth),
-        "load": load,
+        "what": what, "ef": EFS[0] if kind == "hnsw" else None, **build,
+        "index_mib": added, "p50_ms": percentile(ms, 50), "wall_p50_ms": percentile(wall_ms, 50),
+        "recall": score_recall(scores, kth), "load": load,
     }  # fmt: skip
 
 
@@ -135,38 +140,43 @@ def run(cache: str, queries: int, wheels: Sequence[str], max_columns: int) -> di
     root = data_dir()
     cat = spider2_catalog(root, max_columns)
     questions = spider2_questions(root, queries)
-    embedder = Preloaded(cache)
-    x = embedder([cat.serialize_column(c) for c in range(cat.num_columns)])
-    q = embedder(questions)
+    texts = [cat.serialize_column(c) for c in range(cat.num_columns)]
+    embedder: Any
+    if cache:
+        embedder = Preloaded(cache)
+        x, q = embedder(texts), embedder(questions)
+    else:
+        embedder = HashingEmbedder()
+        x = normalized(np.asarray(embedder.embed(texts), dtype=np.float32))
+        q = normalized(np.asarray(embedder.embed(questions), dtype=np.float32))
     kth = -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1]  # the 10th exact score
-    rows = [_tabret_row("pca", cat, embedder, questions, kth)]
+    rows = [_tabret_row("auto", cat, embedder, questions, kth)]
     missing = [w for w in wheels if importlib.util.find_spec(w) is None]
     for name in wheels:
         if name not in missing:
             rows += _wheel_rows(name, x, q, kth)
     rows.append(_tabret_row("hnsw", cat, embedder, questions, kth))
-    return {"columns": len(x), "dim": int(x.shape[1]), "queries": len(q), "rows": rows,
+    return {"embedder": "minilm" if cache else "hashing", "columns": len(x),
+            "dim": int(x.shape[1]), "queries": len(q), "rows": rows,
             "missing": missing}  # fmt: skip
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--embedding-cache", required=True, metavar="DIR")
+    ap.add_argument(
+        "--embedding-cache", default="", metavar="DIR", help="MiniLM vectors (default: hashing)"
+    )
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--max-columns", type=int, default=0, help="the first N columns (0: all)")
     ap.add_argument("--wheels", nargs="*", default=list(WHEELS), choices=list(WHEELS))
     args = ap.parse_args(argv)
     out = run(args.embedding_cache, args.queries, args.wheels, args.max_columns)
-    write_json("wheels_minilm.json", out)
+    write_json(f"wheels_{out['embedder']}.json", out)
     if out["missing"]:
         print("not installed, skipped:", ", ".join(out["missing"]))
-    print("| index | ef | build s (CPU s) | MiB | query p50 ms | recall@10 % | load |")
-    print("|---|---|---|---|---|---|---|")
-    for r in out["rows"]:
-        print(
-            f"| {r['what']} | {r['ef'] or '—'} | {r['build_s']:.0f} ({r['build_cpu_s']:.0f}) | "
-            f"{r['index_mib']:.0f} | {r['p50_ms']:.2f} | {r['recall']:.1f} | {r['load']:.1f} |"
-        )
+    from bench.report import wheels_section
+
+    print("\n".join(wheels_section(out)))
     return 0
 
 
