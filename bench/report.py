@@ -483,6 +483,67 @@ def below_target(scales: Sequence[dict[str, Any]], pgs: Sequence[dict[str, Any]]
     )
 
 
+def _meeting_target(r: dict[str, Any]) -> tuple[float, str, float] | None:
+    """(column p50 ms, index, column recall@10) of a scale row at the recall target; for HNSW at
+    the smallest swept ef reaching it. None when it reaches it nowhere or was not measured."""
+    if "error" in r:
+        return None
+    if r["kind"] == "hnsw":
+        ef = r.get("ef_for_target")
+        point = next((p for p in r.get("ef_sweep", []) if p["ef"] == ef), None)
+        return (point["p50_ms"], f"hnsw, ef {ef}", point["column_score_recall"]) if point else None
+    recall = _column_recall(r)
+    if recall is None or recall < TARGET_RECALL:
+        return None
+    return r["column_p50_ms"], _index(r), recall
+
+
+def winners_section(scales: Sequence[dict[str, Any]]) -> list[str]:
+    """For each embedder and Spider 2.0-lite size: the fastest index kind among those whose
+    column recall@10 meets the target, beside the default's row."""
+    rows = []
+    for s in scales:
+        embedder = "MiniLM" if s.get("embedder") == "minilm" else "hashing"
+        sizes = sorted(
+            {r["columns"] for r in s["rows"] if r["catalog"] == "spider2" and "columns" in r}
+        )
+        for columns in sizes:
+            at = [r for r in s["rows"] if r["catalog"] == "spider2" and r.get("columns") == columns]
+            met = [(m, r) for r in at if (m := _meeting_target(r)) is not None]
+            met.sort(key=lambda x: x[0][0])
+            auto = next((r for r in at if r["kind"] == "auto" and "error" not in r), None)
+            if not met:
+                rows.append([embedder, f"{columns:,}", "none meets the target", "", "", "", ""])
+                continue
+            (p50, name, recall), best = met[0]
+            default = (
+                "—"
+                if auto is None
+                else (
+                    f"{_index(auto)}: {_ms(auto['column_p50_ms'])} ms, "
+                    f"{_column_recall(auto) or 0:.1f} %"
+                )
+            )
+            rows.append([
+                embedder, f"{columns:,}", name, _ms(p50), f"{recall:.1f}",
+                f"{best['build_s']:.1f}", default,
+            ])  # fmt: skip
+    if not rows:
+        return []
+    head = ["vectors", "columns", "fastest at the target", "column p50 ms", "recall@10 %"]
+    return [
+        "### Which index wins",
+        "",
+        "From the rows above: per embedder and Spider 2.0-lite size, the index kind with the "
+        f"lowest column query p50 (CPU) among those finding at least {TARGET_RECALL:.0f} % of "
+        "the exact top 10 (HNSW at the smallest swept ef that does; exact kinds always do), "
+        "its build time, and the default `auto` beside it.",
+        "",
+        *_table([*head, "build s", "default (auto)"], rows),
+        "",
+    ]
+
+
 def micro_section(default: dict[str, Any] | None, native: dict[str, Any] | None) -> list[str]:
     if default is None:
         return []
@@ -711,6 +772,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += scale_section(s)
     if dense:
         lines += dense_scale_section(dense)
+    lines += winners_section([x for x in (s, dense) if x])
     for w in filter(None, map(_load, ("wheels_hashing.json", "wheels_minilm.json"))):
         lines += wheels_section(w)
     if c:

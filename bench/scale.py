@@ -341,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         nargs="+",
         help="Spider 2.0-lite prefixes in columns (default 1000 10000 100000; with "
-        "--embedding-cache 100000 0, 0 meaning all columns)",
+        "--embedding-cache 10000 100000 0, 0 meaning all columns)",
     )
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--timeout", type=int, default=2400, help="seconds per configuration")
@@ -353,7 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="DIR",
         help="instead of the hashing rows: Spider 2.0-lite with MiniLM vectors from this "
         "embedding cache (filled first where it lacks texts), every dense index kind, "
-        "written to scale_minilm.json; --sizes then defaults to 100000 and 0 (all columns)",
+        "written to scale_minilm.json; --sizes then defaults to 10000, 100000 and 0 (all "
+        "columns)",
     )
     args = p.parse_args(argv)
     if args.worker:
@@ -362,7 +363,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     OUT.mkdir(parents=True, exist_ok=True)
     if args.embedding_cache:
         dense = run_dense(
-            args.sizes or [100000, 0], args.queries, args.timeout, args.embedding_cache
+            args.sizes or [10000, 100000, 0], args.queries, args.timeout, args.embedding_cache
         )
         write_json("scale_minilm.json", dense)
         return 0

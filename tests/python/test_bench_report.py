@@ -48,3 +48,26 @@ def test_a_row_without_its_exact_row_is_not_measured_and_stops_the_report() -> N
     assert not any("pca" in f for f in failing)
     # exact itself needs no comparison
     assert report.below_target([{"rows": [_row("exact")]}]) == []
+
+
+def test_the_winner_is_the_fastest_index_at_the_recall_target() -> None:
+    sweep = [
+        {"ef": 64, "column_score_recall": 60.0, "p50_ms": 0.2},
+        {"ef": 1024, "column_score_recall": 96.0, "p50_ms": 1.5},
+    ]
+    rows = [
+        _row("exact", column_p50_ms=22.0),
+        _row("auto", searched={"tables": "pca", "columns": "pca"}, column_score_recall_at_10=98.6),
+        _row("int8", column_p50_ms=16.0, column_score_recall_at_10=100.0),
+        # fastest of all at ef 64, but below the target there: judged at ef 1024
+        _row("hnsw", column_p50_ms=0.2, column_score_recall_at_10=60.0, ef_sweep=sweep,
+             ef_for_target=1024),
+        _row("pca", column_p50_ms=0.1, column_score_recall_at_10=90.0),  # below the target
+    ]  # fmt: skip
+    lines = report.winners_section([{"embedder": "minilm", "rows": rows}])
+    row = next(line for line in lines if line.startswith("| MiniLM"))
+    assert "| hnsw, ef 1024 | 1.50 | 96.0 |" in row
+    assert "auto (tables pca, columns pca): 1.90 ms, 98.6 %" in row
+    rows[3]["ef_for_target"] = None  # no ef reaches it: auto wins
+    lines = report.winners_section([{"embedder": "minilm", "rows": rows}])
+    assert "| auto (tables pca, columns pca) | 1.90 | 98.6 |" in lines[-2]
