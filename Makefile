@@ -111,5 +111,6 @@ format:
 bench:
 	scripts/install-deps.sh --bench
 	$(PIP) $(TORCH)
-	$(PIP) --config-settings=install.strip=false ".[bench]"
+	$(PIP) --config-settings=install.strip=false \
+		--config-settings=cmake.define.TABRET_KEEP_SYMBOLS=ON ".[bench]"
 	$(PYTHON) bench/run.py $(BENCH_ARGS)
