@@ -120,6 +120,18 @@ rerank_step adaptive_step(const std::shared_ptr<const table_index>& held_index,
     };
 }
 
+/// ATR over @p first as one retriever: the first stage asked for the candidates, then re-ranked
+/// (k is not a length here, as AdaptiveRetriever's); shares @p reranker.
+any_retriever adaptive_stage(std::shared_ptr<const py_adaptive_reranker> reranker,
+                             any_retriever first) {
+    return any_retriever([reranker = std::move(reranker), first = std::move(first)](
+                             std::span<const std::string> questions, const retrieve_options& o) {
+        const auto& options = reranker->held<adaptive_options>();
+        auto candidates = first.retrieve(questions, {options.candidates, o.k_columns});
+        return reranker->get()({questions.begin(), questions.end()}, std::move(candidates));
+    });
+}
+
 adaptive_options to_options(std::size_t candidates, std::size_t window, std::size_t retain) {
     adaptive_options o{candidates, window, retain};
     detail::check_adaptive_options(o);
@@ -168,15 +180,24 @@ void register_adaptive(py::module_& m) {
             py::arg("questions"), py::arg("first"), py::call_guard<py::gil_scoped_release>())
         .def(
             "retrieve",
-            [](const py_adaptive_reranker& r, const std::vector<std::string>& questions,
-               const py::object& first, std::size_t k_columns) {
-                const auto stage = stage_of(first);
+            [](std::shared_ptr<const py_adaptive_reranker> r,
+               const std::vector<std::string>& questions, const py::object& first,
+               std::size_t k_columns) {
+                const auto stage = adaptive_stage(std::move(r), stage_of(first));
                 const py::gil_scoped_release release;
                 const interrupt_scope interruptible(python_interrupt());
-                const auto& o = r.held<adaptive_options>();
-                return r.get()(questions, stage.retrieve(questions, {o.candidates, k_columns}));
+                return stage.retrieve(questions, {1, k_columns});
             },
             py::arg("questions"), py::arg("first"), py::arg("k_columns") = 0)
+        .def(
+            "as_stage",
+            [](std::shared_ptr<const py_adaptive_reranker> r, const py::object& first) {
+                return std::make_shared<any_retriever>(
+                    adaptive_stage(std::move(r), stage_of(first)));
+            },
+            py::arg("first"),
+            "ATR over `first` (a NativeRetriever or a Python stage) as one NativeRetriever, for "
+            "a native stage built over it.")
         .def_property_readonly(
             "candidates",
             [](const py_adaptive_reranker& r) { return r.held<adaptive_options>().candidates; })

@@ -135,6 +135,11 @@ class AdaptiveRetriever(BaseRetriever):
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         return self._core.retrieve(batch, self.first_stage._stage(), k_columns)
 
+    def _stage(self) -> _core.FirstStageFn:
+        if type(self)._raw is not AdaptiveRetriever._raw:
+            return self._raw  # a subclass that does more than the native call
+        return self._core.as_stage(self.first_stage._stage())
+
 
 def _recall(ranked: list[int], gold: list[int], k: int) -> float:
     """recall@k that also accepts k = 0 (nothing returned)."""

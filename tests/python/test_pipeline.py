@@ -137,6 +137,13 @@ class _ThroughPython(BaseRetriever):
         return self.inner._raw(batch, k, k_columns)
 
 
+class _AdaptiveSubclass(tabret.AdaptiveRetriever):
+    """ATR whose subclass overrides ``_raw``: a stage over it must call the override."""
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        return super()._raw(batch, k, k_columns)
+
+
 class _Counted(DenseRetriever):
     """A native retriever whose subclass does more in Python: it counts its calls."""
 
@@ -183,6 +190,16 @@ def test_native_stages_compose_natively_and_answer_as_through_python(
             assert _answer(native._raw(questions, k, k_columns)) == _answer(
                 python._raw(questions, k, k_columns)
             ), name
+    # ATR is a native stage too: a stage over it gets ATR over its first stage, in C++
+    adaptive = over["adaptive"](dense)
+    assert isinstance(adaptive._stage(), _core.NativeRetriever)
+    assert not isinstance(_AdaptiveSubclass(dense)._stage(), _core.NativeRetriever)
+    for name in ("route", "fusion", "greedy-join"):
+        native, python = over[name](adaptive), over[name](_ThroughPython(adaptive))
+        for k in (2, 4):
+            assert _answer(native._raw(questions, k, 0)) == _answer(python._raw(questions, k, 0)), (
+                name
+            )
     # the stage keeps its retriever alive without the Python object
     stage = DenseRetriever(index)._stage()
     assert isinstance(stage, _core.NativeRetriever)
