@@ -3,6 +3,9 @@
 #include <tabret/index/hnsw_index.hpp>
 #include <tabret/index/table_index.hpp>
 
+#include <cstdint>
+#include <limits>
+
 #include <fmt/format.h>
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
@@ -28,7 +31,8 @@ index_kind to_kind(const std::string& s) {
                                {"auto", index_kind::automatic}});
 }
 
-/// An index's search (exact_index, hnsw_index) as two arrays (ids, scores), one row per query.
+/// An index's search (exact_index, hnsw_index) as two arrays (ids, scores), one row per query
+/// of min(k, size) entries; where an approximate search found fewer, id -1 and score -inf.
 template <class Index>
 std::pair<py::array_t<std::int64_t>, py::array_t<float>> search_arrays(const Index& index,
                                                                        const matrix& queries,
@@ -44,12 +48,15 @@ std::pair<py::array_t<std::int64_t>, py::array_t<float>> search_arrays(const Ind
     py::array_t<float> scores({rows, cols});
     auto id = ids.mutable_unchecked<2>();
     auto score = scores.mutable_unchecked<2>();
-    for (py::ssize_t q = 0; q < rows; ++q)
+    for (py::ssize_t q = 0; q < rows; ++q) {
+        const auto& row = found[static_cast<std::size_t>(q)];
         for (py::ssize_t j = 0; j < cols; ++j) {
-            const auto& h = found[static_cast<std::size_t>(q)][static_cast<std::size_t>(j)];
-            id(q, j) = h.id;
-            score(q, j) = h.score;
+            const bool hit = static_cast<std::size_t>(j) < row.size();  // an HNSW row may be short
+            id(q, j) = hit ? static_cast<std::int64_t>(row[static_cast<std::size_t>(j)].id) : -1;
+            score(q, j) = hit ? row[static_cast<std::size_t>(j)].score
+                              : -std::numeric_limits<float>::infinity();
         }
+    }
     return {ids, scores};
 }
 
@@ -220,7 +227,8 @@ void register_index(py::module_& m) {
              py::arg("threads") = hnsw_params{}.threads, py::arg("seed") = hnsw_params{}.seed)
         .def("search", &search_arrays<hnsw_index>, py::arg("queries"), py::arg("k"),
              "(ids, scores): two (queries × min(k, size)) arrays, best first (approximate: "
-             "searched with ef = max(ef_search, k)).")
+             "searched with ef = max(ef_search, k); where fewer were found, id -1 and score "
+             "-inf).")
         .def_property_readonly("size", &hnsw_index::size)
         .def_property_readonly("dim", &hnsw_index::dim);
 }
