@@ -13,7 +13,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -73,9 +73,12 @@ class Cluster(NamedTuple):
 
 
 @contextmanager
-def throwaway_cluster(bindir: Path, prefix: str = "tabret-pg-") -> Iterator[Cluster]:
-    """Starts a cluster (superuser ``postgres``, trust authentication, no fsync) listening on
-    127.0.0.1 and a Unix socket; stops it and deletes its directory on exit."""
+def throwaway_cluster(
+    bindir: Path, prefix: str = "tabret-pg-", settings: Mapping[str, str] | None = None
+) -> Iterator[Cluster]:
+    """Starts a cluster (superuser ``postgres``, trust authentication, no fsync, and the server
+    ``settings`` given) listening on 127.0.0.1 and a Unix socket; stops it and deletes its
+    directory on exit."""
     root = Path(tempfile.mkdtemp(prefix=prefix))
     if os.geteuid() == 0:
         shutil.chown(root, "postgres")
@@ -92,6 +95,7 @@ def throwaway_cluster(bindir: Path, prefix: str = "tabret-pg-") -> Iterator[Clus
     try:
         run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "--no-sync")
         opts = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        opts += "".join(f" -c {k}={v}" for k, v in (settings or {}).items())
         log = str(root / "log")
         run(str(bindir / "pg_ctl"), "-D", str(data), "-o", opts, "-l", log, "-w", "start")
         try:

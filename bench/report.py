@@ -699,7 +699,9 @@ def pgvector_section(pgs: Sequence[dict[str, Any]]) -> list[str]:
         "",
         "`python3 -m bench.pgvector_scale --hnsw` (and `--max-columns 0` for all columns): "
         "`tabret.pgvector.PgVectorIndex` in a throwaway PostgreSQL 16 + pgvector 0.6 cluster "
-        "on this machine, beside in-process exact search (one numpy matmul per question). "
+        "on this machine (maintenance_work_mem 4 GB and two workers, so that pgvector builds "
+        "its HNSW graph in memory), beside in-process exact search (one numpy matmul per "
+        "question). "
         "Latency is wall time per question (one at a time), client and server on the same "
         "cores; *CPU ms/q* the mean CPU time per question of the client and the server's "
         "processes together; recall@10 is by score against exact, ties counted. Which to use "
