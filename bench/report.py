@@ -417,7 +417,8 @@ def _index(r: dict[str, Any]) -> str:
 
 def _size(r: dict[str, Any]) -> str:
     name = "SocialDB" if r["catalog"] == "socialdb" else "Spider 2.0-lite"
-    return f"{name} ({r['columns']:,} columns)"
+    vectors = "MiniLM" if r.get("embedder") == "minilm" else "hashing"
+    return f"{name} ({r['columns']:,} columns, {vectors})"
 
 
 def ef_sweep_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
