@@ -10,6 +10,7 @@ Usage: python3 -m bench.profile [--questions 300] [--repeat 5]
 from __future__ import annotations
 
 import argparse
+import re
 import shutil
 import subprocess
 import sys
@@ -58,6 +59,11 @@ def breakdown(questions: int) -> list[str]:
     return lines
 
 
+def _compact(line: str) -> str:
+    """A perf report line without its empty IPC columns and its padding."""
+    return re.sub(r" {3,}", "  ", re.sub(r"\s+-\s+-\s*$", "", line)).rstrip()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--questions", type=int, default=300)
@@ -91,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             text=True,
             check=False,
         )
-        lines = [ln.rstrip() for ln in report.stdout.splitlines() if ln and ln[0] != "#"]
+        lines = [_compact(ln) for ln in report.stdout.splitlines() if ln and ln[0] != "#"]
         text += [f"perf report --sort {sort} (top {top})", *lines[:top], ""]
     text += breakdown(args.questions)
     (OUT / "profile.txt").write_text("\n".join(text) + "\n")
