@@ -308,7 +308,7 @@ def scale_rows_table(rows_in: Sequence[dict[str, Any]]) -> list[str]:
     """One line per scale row: sizes, build, latency, memory, recall against exact."""
     rows = []
     for r in rows_in:
-        name = "SocialDB" if r["catalog"] == "socialdb" else "Spider 2.0-lite"
+        name = _catalog(r)
         if "error" in r:
             size = r.get("max_columns") or "all"
             rows.append([name, _index(r), f"<={size}", "", r["error"], *[""] * 8])
@@ -415,10 +415,17 @@ def _index(r: dict[str, Any]) -> str:
     return str(r["kind"])
 
 
-def _size(r: dict[str, Any]) -> str:
+def _catalog(r: dict[str, Any]) -> str:
     name = "SocialDB" if r["catalog"] == "socialdb" else "Spider 2.0-lite"
-    vectors = "MiniLM" if r.get("embedder") == "minilm" else "hashing"
-    return f"{name} ({r['columns']:,} columns, {vectors})"
+    return f"{name}, families collapsed" if r.get("families") else name
+
+
+def _vectors(r: dict[str, Any]) -> str:
+    return "MiniLM" if r.get("embedder") == "minilm" else "hashing"
+
+
+def _size(r: dict[str, Any]) -> str:
+    return f"{_catalog(r)} ({r['columns']:,} columns, {_vectors(r)})"
 
 
 def ef_sweep_lines(rows: Sequence[dict[str, Any]]) -> list[str]:
@@ -541,6 +548,45 @@ def winners_section(scales: Sequence[dict[str, Any]]) -> list[str]:
         "its build time, and the default `auto` beside it.",
         "",
         *_table([*head, "build s", "default (auto)"], rows),
+        "",
+    ]
+
+
+def families_section(fam: dict[str, Any], full: Sequence[dict[str, Any] | None]) -> list[str]:
+    """Spider 2.0-lite with its table families collapsed beside the whole catalog (the same
+    kinds' rows of scale.json and scale_minilm.json)."""
+    whole = {
+        (_vectors(r), r["kind"]): r
+        for s in full
+        if s
+        for r in s["rows"]
+        if r["catalog"] == "spider2" and not r.get("max_columns") and "error" not in r
+    }
+    lines = []
+    for r in fam["rows"]:
+        w = whole.get((_vectors(r), r["kind"]))
+        if "error" in r or w is None:
+            continue
+        lines.append(
+            f"- {_vectors(r)}, {_index(r)}: {w['columns']:,} → {r['columns']:,} columns, "
+            f"column p50 {_ms(w['column_p50_ms'])} → {_ms(r['column_p50_ms'])} ms, built in "
+            f"{w['build_s']:.1f} → {r['build_s']:.1f} s, index {w['index_mib']:.0f} → "
+            f"{r['index_mib']:.0f} MiB"
+        )
+    return [
+        "### Table families",
+        "",
+        "`python3 -m bench.scale --families --embedding-cache DIR`: all of Spider 2.0-lite with "
+        "its table families collapsed (`tabret.families.collapse_families`: date-sharded and "
+        "numbered tables with the same columns as one table, which the prompt expands back), "
+        "exact and the default kind, each row of its own process as above; recall against "
+        "exact search over the same collapsed catalog.",
+        "",
+        *scale_rows_table(fam["rows"]),
+        "",
+        "Against the whole catalog's rows of the same kind (above):",
+        "",
+        *lines,
         "",
     ]
 
@@ -776,6 +822,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if dense:
         lines += dense_scale_section(dense)
     lines += winners_section([x for x in (s, dense) if x])
+    if families := _load("scale_families.json"):
+        lines += families_section(families, [s, dense])
     for w in filter(None, map(_load, ("wheels_hashing.json", "wheels_minilm.json"))):
         lines += wheels_section(w)
     if c:

@@ -9,6 +9,7 @@ Parts (each writes JSON to build/bench/):
               Spider 2.0-lite with MiniLM vectors, every dense index kind (scale_minilm.json;
               vectors from the embedding cache $TABRET_EMBEDDING_CACHE, default
               build/bench/embeddings, which the first run fills: about 70 minutes);
+              all of Spider 2.0-lite with table families collapsed (scale_families.json);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
               tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json);
@@ -127,6 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache = os.environ.get("TABRET_EMBEDDING_CACHE", str(REPO / "build/bench/embeddings"))
         dense = ["--sizes", "10000", "--queries", "100"] if args.quick else []
         _python("bench.scale", "--embedding-cache", cache, *dense)
+        if not args.quick:
+            _python("bench.scale", "--families", "--embedding-cache", cache)
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
         _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))

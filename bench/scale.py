@@ -6,7 +6,10 @@ Spider 2.0-lite (8,255 tables, 532,388 columns), with the hashing embedder (1024
 how the cost grows with the number of indexed columns (Spider 2.0-lite prefixes). With
 ``--embedding-cache DIR``: Spider 2.0-lite with MiniLM's dense vectors instead (read from that
 embedding cache, filled first where it lacks a text), every dense index kind against exact
-search (scale_minilm.json).
+search (scale_minilm.json). With ``--families``: all of Spider 2.0-lite with its table families
+collapsed (date-sharded and numbered tables with the same columns as one table,
+:func:`tabret.families.collapse_families`), exact and the default kind, with the hashing
+vectors and (given ``--embedding-cache``) MiniLM's (scale_families.json).
 
 Every configuration runs in its own process (``--worker``), so its peak RSS (ru_maxrss) is its
 own: catalog + table index (+ HNSW graphs) + one query batch. Queries are Spider 2.0-lite
@@ -37,6 +40,7 @@ import numpy as np
 from bench.common import OUT, machine, percentile, write_json
 from tabret import Catalog, HashingEmbedder, _core
 from tabret.datasets import data_dir
+from tabret.families import collapse_families
 from tabret.spider2 import QUESTIONS, distinct, names, spider2_catalog
 
 SOCIALDB = "crush4sql/demo/utils/ndap_super.json"
@@ -120,6 +124,8 @@ def fill_cache(config: dict[str, Any]) -> None:
     print(f"  filling the embedding cache for {config} ...", flush=True)
     root = data_dir()
     cat = spider2_catalog(root, config.get("max_columns", 0))
+    if config.get("families"):
+        cat = collapse_families(cat).catalog
     _embedder(config, cat, spider2_questions(root, config["queries"]))
 
 
@@ -132,6 +138,8 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
         cat = socialdb_catalog(root)
     else:
         cat = spider2_catalog(root, spec.get("max_columns", 0))
+    if spec.get("families"):
+        cat = collapse_families(cat).catalog
     load_s = time.perf_counter() - start
     questions = spider2_questions(root, spec["queries"])
     embedder = _embedder(spec, cat, questions)
@@ -303,6 +311,27 @@ def run_dense(sizes: Sequence[int], queries: int, timeout: int, cache: str) -> d
     return {"machine": machine(), "queries": queries, "embedder": "minilm", "rows": rows}
 
 
+def run_families(queries: int, timeout: int, cache: str | None) -> dict[str, Any]:
+    """All of Spider 2.0-lite with its families collapsed: exact and auto, hashing vectors and
+    (with ``cache``) MiniLM's, each approximate row against its own exact row."""
+    rows = []
+    embedders = [{"embedder": "hashing"}]
+    if cache:
+        embedders.append({"embedder": "minilm", "embedding_cache": cache})
+    for vectors in embedders:
+        config = {"catalog": "spider2", "families": True, "queries": queries, **vectors}
+        if cache and vectors["embedder"] == "minilm":
+            fill_cache(config)
+        exact = run_worker({**config, "kind": "exact"}, timeout)
+        auto = run_worker({**config, "kind": "auto"}, timeout)
+        _score_against(exact, auto)
+        rows += [exact, auto]
+    for row in rows:
+        row.pop("top", None)
+        row.pop("embedding_cache", None)
+    return {"machine": machine(), "queries": queries, "rows": rows}
+
+
 def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict[str, Any]:
     configs: list[dict[str, Any]] = [{"catalog": "socialdb"}]
     configs += [{"catalog": "spider2", "max_columns": n} for n in sizes]
@@ -356,11 +385,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "written to scale_minilm.json; --sizes then defaults to 10000, 100000 and 0 (all "
         "columns)",
     )
+    p.add_argument(
+        "--families",
+        action="store_true",
+        help="instead: all of Spider 2.0-lite with table families collapsed, exact and auto "
+        "(MiniLM too with --embedding-cache), written to scale_families.json",
+    )
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(json.loads(args.worker))))
         return 0
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.families:
+        families = run_families(args.queries, args.timeout, args.embedding_cache)
+        write_json("scale_families.json", families)
+        return 0
     if args.embedding_cache:
         dense = run_dense(
             args.sizes or [10000, 100000, 0], args.queries, args.timeout, args.embedding_cache
