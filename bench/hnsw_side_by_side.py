@@ -89,14 +89,16 @@ def _vectors(max_columns: int, queries: int) -> tuple[int, float]:
 def run(max_columns: int, rounds: int, queries: int) -> dict[str, Any]:
     columns, vectors_mib = _vectors(max_columns, queries)
     rows: list[dict[str, Any]] = []
-    for r in range(rounds):
-        for side in SIDES:
-            cmd = [sys.executable, "-m", "bench.hnsw_side_by_side", "--worker", side]
-            out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-            rows.append({"round": r, **json.loads(out.stdout.strip().splitlines()[-1])})
-            print(f"  round {r} {side}: {rows[-1]}", flush=True)
-    for name in ("hnsw_vectors", "hnsw_queries", "hnsw_kth"):
-        (OUT / f"{name}.npy").unlink()
+    try:
+        for r in range(rounds):
+            for side in SIDES:
+                cmd = [sys.executable, "-m", "bench.hnsw_side_by_side", "--worker", side]
+                out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+                rows.append({"round": r, **json.loads(out.stdout.strip().splitlines()[-1])})
+                print(f"  round {r} {side}: {rows[-1]}", flush=True)
+    finally:  # the vectors are 400 MB at 100k columns
+        for name in ("hnsw_vectors", "hnsw_queries", "hnsw_kth"):
+            (OUT / f"{name}.npy").unlink(missing_ok=True)
     return {"columns": columns, "vectors_mib": vectors_mib, "rows": rows, "ratios": ratios(rows)}
 
 
