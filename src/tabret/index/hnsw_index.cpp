@@ -41,31 +41,12 @@
 #define NO_MANUAL_VECTORIZATION
 #define TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
 #endif
-#if defined(__SSE__) && !defined(USE_SSE)
-#define USE_SSE
-#define cpuid tabret_hnswlib_cpuid
-#define xgetbv tabret_hnswlib_xgetbv
-#define AVXCapable tabret_hnswlib_avx_capable
-#define AVX512Capable tabret_hnswlib_avx512_capable
-#define TABRET_HNSW_DEFINED_USE_SSE
-#endif
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wunused-variable"
 #include <hnswlib/hnswlib.h>
-#pragma GCC diagnostic pop
-#ifdef TABRET_HNSW_DEFINED_USE_SSE
-#undef USE_SSE
-#undef cpuid
-#undef xgetbv
-#undef AVXCapable
-#undef AVX512Capable
-#undef TABRET_HNSW_DEFINED_USE_SSE
-#endif
 #ifdef TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
 #undef NO_MANUAL_VECTORIZATION
 #undef TABRET_HNSW_DEFINED_NO_MANUAL_VECTORIZATION
 #endif
+
 #include "tabret/embedding/matrix.hpp"
 #include "tabret/error.hpp"
 #include "tabret/index/dot.hpp"
