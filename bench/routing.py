@@ -13,8 +13,6 @@ Prints one Markdown table per benchmark (the format of ``tabret eval``).
 among Spider 2.0-lite's 162 (248 questions with gold, MiniLM), by the router's table votes, by a
 "database card" (the database's name and table names, embedded) and by both fused (reciprocal
 rank, k 60): whether a description of each database could route where the tables do not.
-``--spider2 --local-llm``: also Gemma 3 270M (tabret[local-llm], a llama.cpp server on this
-machine) choosing among the five databases the votes rank first, shown their cards.
 """
 
 from __future__ import annotations
@@ -91,47 +89,7 @@ def _hits(rankings: list[list[int]], gold: list[int]) -> str:
     return f"{first:.1f} % first, {three:.1f} % in the first three"
 
 
-LLM_CHOICES = 5
-ROUTE_PROMPT = """Which database can answer the question? Answer with its number only.
-
-{options}
-
-Question: {question}
-Number:"""
-
-
-def _llm_choice(answer: str, shown: list[int]) -> int | None:
-    """The database an answer names by its number among ``shown`` (None: no valid number)."""
-    match = re.search(r"\d+", answer)
-    if match is None or not 1 <= int(match.group()) <= len(shown):
-        return None
-    return shown[int(match.group()) - 1]
-
-
-def llm_routed(
-    questions: list[str], by_votes: list[list[int]], cards: list[str]
-) -> tuple[list[list[int]], int]:
-    """The votes' rankings with the database Gemma 3 270M picks among their first
-    LLM_CHOICES moved first; and how many answers named none of them."""
-    from tabret.local_llm import LocalLLMServer
-
-    prompts, shown = [], []
-    for q, ranking in zip(questions, by_votes, strict=True):
-        top = [int(d) for d in ranking[:LLM_CHOICES]]
-        options = "\n".join(f"{i + 1}. {cards[d][:300]}" for i, d in enumerate(top))
-        prompts.append(ROUTE_PROMPT.format(options=options, question=q))
-        shown.append(top)
-    with LocalLLMServer() as server:
-        answers = server.llm()(prompts)
-    out, invalid = [], 0
-    for ranking, top, answer in zip(by_votes, shown, answers, strict=True):
-        pick = _llm_choice(answer, top)
-        invalid += pick is None
-        out.append(ranking if pick is None else [pick, *(d for d in ranking if d != pick)])
-    return out, invalid
-
-
-def spider2(embedding_cache: str | None, local_llm: bool = False) -> None:
+def spider2(embedding_cache: str | None) -> None:
     bench = load_benchmark("spider2-lite")
     cat = bench.catalog
     embedder = embedder_arg("all-MiniLM-L6-v2", quiet=True)
@@ -174,14 +132,6 @@ def spider2(embedding_cache: str | None, local_llm: bool = False) -> None:
     print(f"- table votes (the router's, top {o.depth}): {_hits(by_votes, gold)}")
     print(f"- database cards: {_hits(by_card, gold)}")
     print(f"- both, reciprocal-rank fused: {_hits(fused, gold)}")
-    if local_llm:
-        routed, invalid = llm_routed(questions, by_votes, cards)
-        print(
-            f"- Gemma 3 270M choosing among the votes' first {LLM_CHOICES}: "
-            f"{_hits(routed, gold)} ({invalid} answers named none)"
-        )
-        shown = 100 * np.mean([g in r[:LLM_CHOICES] for r, g in zip(by_votes, gold, strict=True)])
-        print(f"  (the own database is among the {LLM_CHOICES} shown for {shown:.1f} %)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -189,12 +139,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--benchmark", nargs="+", default=["spider-union", "bird-union"])
     p.add_argument("--embedding-cache", help="a DiskCachedEmbedder directory")
     p.add_argument("--spider2", action="store_true", help="database choice on Spider 2.0-lite")
-    p.add_argument(
-        "--local-llm", action="store_true", help="with --spider2: Gemma 3 270M choosing too"
-    )
     args = p.parse_args(argv)
     if args.spider2:
-        spider2(args.embedding_cache, args.local_llm)
+        spider2(args.embedding_cache)
         return 0
     for name in args.benchmark:
         print(f"## {name}\n")
