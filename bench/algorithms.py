@@ -105,7 +105,8 @@ def _callback_time(clocked: Sequence[Any]) -> Timing:
     )
 
 
-def _timed(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, Timing]:
+def time_reference(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, Timing]:
+    """One run, callbacks subtracted. Returns (result, timing)."""
     for c in clocked:
         c.clock.reset()
     cpu, wall = time.process_time(), time.perf_counter()
@@ -123,13 +124,9 @@ def time_tabret(
     result = run()
     best = Timing(float("inf"), float("inf"))
     for _ in range(repeat):
-        result, t = _timed(run, clocked)
+        result, t = time_reference(run, clocked)
         best = min(best, t)
     return result, best
-
-
-def time_reference(run: Callable[[], Any], clocked: Sequence[Any]) -> tuple[Any, Timing]:
-    return _timed(run, clocked)
 
 
 def _row(

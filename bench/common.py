@@ -164,9 +164,11 @@ def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
-def timed_queries(search: Search, queries: FloatArray) -> tuple[list[FloatArray], float, float]:
-    """Each query searched alone: the scores found, and the p50 CPU and the p50 wall
-    milliseconds of a query."""
+def timed_queries(
+    search: Callable[[Any], FloatArray], queries: Sequence[Any] | FloatArray
+) -> tuple[list[FloatArray], float, float]:
+    """Each query (a vector or a question) searched alone: the scores found, and the p50 CPU
+    and the p50 wall milliseconds of a query."""
     scores, cpu_ms, wall_ms = [], [], []
     for q in queries:
         cpu, wall = time.process_time(), time.perf_counter()

@@ -51,17 +51,18 @@ K = 10
 Floats = npt.NDArray[np.float32]
 
 
-WALL: dict[str, list[float]] = {}  # the wall milliseconds of every timed call, by what
+def cpu_ms(fn: Callable[..., object], *args: object) -> float:
+    return timed_ms(fn, *args)[0]
 
 
-def cpu_ms(fn: Callable[..., object], *args: object, wall: str = "", per: int = 1) -> float:
-    """CPU milliseconds of fn(*args) divided by ``per``; its wall time, divided the same way, is
-    appended to WALL[wall] when ``wall`` names it."""
+def timed_ms(fn: Callable[..., object], *args: object, per: int = 1) -> tuple[float, float]:
+    """CPU and wall milliseconds of fn(*args), each divided by ``per``."""
     start, begun = time.process_time(), time.perf_counter()
     fn(*args)
-    if wall:
-        WALL.setdefault(wall, []).append(1000 * (time.perf_counter() - begun) / per)
-    return 1000 * (time.process_time() - start) / per
+    return (
+        1000 * (time.process_time() - start) / per,
+        1000 * (time.perf_counter() - begun) / per,
+    )
 
 
 def numpy_top_k(vectors: Floats, queries: Floats) -> npt.NDArray[np.int64]:
@@ -111,25 +112,33 @@ def run(max_columns: int, dim: int, queries: int, batch: int, rounds: int) -> di
     start = time.process_time()
     int8 = _core.ExactIndex(vectors, quantize=True)
     build_int8 = time.process_time() - start
-    times: dict[str, list[float]] = {k: [] for k in ("bandwidth", "float", "int8", "numpy")}
-    batch_times: dict[str, list[float]] = {k: [] for k in ("float", "int8", "numpy")}
+    searches: dict[str, Callable[[Floats], object]] = {
+        "float": lambda q: exact.search(q, K),
+        "int8": lambda q: int8.search(q, K),
+        "numpy": lambda q: numpy_top_k(vectors, q),
+    }
+    times: dict[str, list[float]] = {k: [] for k in ("bandwidth", *searches)}
+    walls: dict[str, list[float]] = {k: [] for k in searches}
+    batch_times: dict[str, list[float]] = {k: [] for k in searches}
+    batch_walls: dict[str, list[float]] = {k: [] for k in searches}
     found = total = 0
     for r in range(rounds):  # interleaved: every kind sees the same load
         for i in range(queries):
             times["bandwidth"].append(bandwidth_ms(vectors, qs[i]))
             q = qs[i : i + 1]
-            times["float"].append(cpu_ms(exact.search, q, K, wall="float"))
-            times["int8"].append(cpu_ms(int8.search, q, K, wall="int8"))
-            times["numpy"].append(cpu_ms(numpy_top_k, vectors, q, wall="numpy"))
+            for kind, search in searches.items():
+                cpu, wall = timed_ms(search, q)
+                times[kind].append(cpu)
+                walls[kind].append(wall)
             if r == 0:
                 want, _ = exact.search(q, K)
                 got, _ = int8.search(q, K)
                 found += len(set(got[0].tolist()) & set(want[0].tolist()))
                 total += len(want[0])
-        b = qs[:batch]
-        batch_times["float"].append(cpu_ms(exact.search, b, K, wall="batch float", per=batch))
-        batch_times["int8"].append(cpu_ms(int8.search, b, K, wall="batch int8", per=batch))
-        batch_times["numpy"].append(cpu_ms(numpy_top_k, vectors, b, wall="batch numpy", per=batch))
+        for kind, search in searches.items():
+            cpu, wall = timed_ms(search, qs[:batch], per=batch)
+            batch_times[kind].append(cpu)
+            batch_walls[kind].append(wall)
     mib = vectors.nbytes / 2**20
     bw = percentile(times["bandwidth"], 50)
     return {
@@ -148,8 +157,8 @@ def run(max_columns: int, dim: int, queries: int, batch: int, rounds: int) -> di
         "single_p50_ms": {k: percentile(v, 50) for k, v in times.items() if k != "bandwidth"},
         "single_p99_ms": {k: percentile(v, 99) for k, v in times.items() if k != "bandwidth"},
         "batch_ms_per_query": {k: min(v) for k, v in batch_times.items()},
-        "single_wall_p50_ms": {k: percentile(WALL[k], 50) for k in ("float", "int8", "numpy")},
-        "batch_wall_ms_per_query": {k: min(WALL[f"batch {k}"]) for k in batch_times},
+        "single_wall_p50_ms": {k: percentile(v, 50) for k, v in walls.items()},
+        "batch_wall_ms_per_query": {k: min(v) for k, v in batch_walls.items()},
         "int8_recall_at_10": 100.0 * found / max(total, 1),
     }
 

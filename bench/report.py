@@ -83,7 +83,7 @@ def algorithms_section(a: dict[str, Any]) -> list[str]:
             f"{_ms(r['reference_ms'])} ({_ms(r['reference_wall_ms'])})",
             f"{r['speedup']:.1f}x",
             f"{r['agreement']:.1f}",
-            " → ".join(f"{x:.1f}" for x in r["load"]),
+            _loads(r["load"]),
         ]
         for r in a["rows"]
     ]
@@ -415,6 +415,11 @@ def _index(r: dict[str, Any]) -> str:
     return str(r["kind"])
 
 
+def _loads(values: Sequence[float]) -> str:
+    """Load averages as ``before → after``."""
+    return " → ".join(f"{x:.1f}" for x in values)
+
+
 def _catalog(r: dict[str, Any]) -> str:
     name = "SocialDB" if r["catalog"] == "socialdb" else "Spider 2.0-lite"
     return f"{name}, families collapsed" if r.get("families") else name
@@ -511,7 +516,7 @@ def winners_section(scales: Sequence[dict[str, Any]]) -> list[str]:
     column recall@10 meets the target, beside the default's row."""
     rows = []
     for s in scales:
-        embedder = "MiniLM" if s.get("embedder") == "minilm" else "hashing"
+        embedder = _vectors(s)
         sizes = sorted(
             {r["columns"] for r in s["rows"] if r["catalog"] == "spider2" and "columns" in r}
         )
@@ -688,7 +693,7 @@ def hnsw_side_by_side_section(h: dict[str, Any]) -> list[str]:
             f"{r['index_mib']:.0f}",
             f"{r['p50_ms']:.3f} ({r['wall_p50_ms']:.3f})",
             f"{r['recall']:.1f}",
-            " → ".join(f"{x:.1f}" for x in r["load"]),
+            _loads(r["load"]),
         ]
         for r in h["rows"]
     ]
@@ -706,7 +711,7 @@ def hnsw_side_by_side_section(h: dict[str, Any]) -> list[str]:
 
 
 def wheels_section(w: dict[str, Any]) -> list[str]:
-    minilm = w.get("embedder", "minilm") == "minilm"
+    minilm = _vectors(w) == "MiniLM"
     what = f"MiniLM's {w['dim']}-d vectors" if minilm else f"the hashing {w['dim']}-d vectors"
     out = [
         f"### {'MiniLM' if minilm else 'Hashing'} vectors beside the HNSW wheels",
@@ -789,7 +794,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     a, c, s = _load("algorithms.json"), _load("callbacks.json"), _load("scale.json")
     pgs = [x for x in map(_load, ("pgvector.json", "pgvector_532k.json")) if x]
     dense = _load("scale_minilm.json")
-    failing = below_target([x for x in (s, dense) if x], pgs)
+    scales = [x for x in (s, dense) if x]
+    failing = below_target(scales, pgs)
     if failing and not args.allow_below_target:
         print("error: a fast wrong index is not a result:\n  " + "\n  ".join(failing))
         return 1
@@ -821,7 +827,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += scale_section(s)
     if dense:
         lines += dense_scale_section(dense)
-    lines += winners_section([x for x in (s, dense) if x])
+    lines += winners_section(scales)
     if families := _load("scale_families.json"):
         lines += families_section(families, [s, dense])
     for w in filter(None, map(_load, ("wheels_hashing.json", "wheels_minilm.json"))):

@@ -123,10 +123,25 @@ def fill_cache(config: dict[str, Any]) -> None:
     once made the exact row time out, leaving the other rows nothing to be compared with)."""
     print(f"  filling the embedding cache for {config} ...", flush=True)
     root = data_dir()
-    cat = spider2_catalog(root, config.get("max_columns", 0))
-    if config.get("families"):
-        cat = collapse_families(cat).catalog
-    _embedder(config, cat, spider2_questions(root, config["queries"]))
+    _embedder(config, _catalog(config, root), spider2_questions(root, config["queries"]))
+
+
+def _catalog(spec: dict[str, Any], root: Path) -> Catalog:
+    """The catalog a configuration names: SocialDB, or Spider 2.0-lite (its first
+    ``max_columns`` columns; its families collapsed with ``families``)."""
+    if spec["catalog"] == "socialdb":
+        return socialdb_catalog(root)
+    cat = spider2_catalog(root, spec.get("max_columns", 0))
+    return collapse_families(cat).catalog if spec.get("families") else cat
+
+
+def _results(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The rows as written: without the top-10 lists kept for the comparisons, nor the cache's
+    path."""
+    for row in rows:
+        row.pop("top", None)
+        row.pop("embedding_cache", None)
+    return rows
 
 
 def worker(spec: dict[str, Any]) -> dict[str, Any]:
@@ -134,12 +149,7 @@ def worker(spec: dict[str, Any]) -> dict[str, Any]:
     load = os.getloadavg()[0]
     root = data_dir()
     start = time.perf_counter()
-    if spec["catalog"] == "socialdb":
-        cat = socialdb_catalog(root)
-    else:
-        cat = spider2_catalog(root, spec.get("max_columns", 0))
-    if spec.get("families"):
-        cat = collapse_families(cat).catalog
+    cat = _catalog(spec, root)
     load_s = time.perf_counter() - start
     questions = spider2_questions(root, spec["queries"])
     embedder = _embedder(spec, cat, questions)
@@ -305,10 +315,7 @@ def run_dense(sizes: Sequence[int], queries: int, timeout: int, cache: str) -> d
             if kind == "hnsw" and "top" in exact and row.get("sweep"):
                 _choose_ef(row, exact["top"])
             rows.append(row)
-    for row in rows:
-        row.pop("top", None)
-        row.pop("embedding_cache", None)
-    return {"machine": machine(), "queries": queries, "embedder": "minilm", "rows": rows}
+    return {"machine": machine(), "queries": queries, "embedder": "minilm", "rows": _results(rows)}
 
 
 def run_families(queries: int, timeout: int, cache: str | None) -> dict[str, Any]:
@@ -320,16 +327,13 @@ def run_families(queries: int, timeout: int, cache: str | None) -> dict[str, Any
         embedders.append({"embedder": "minilm", "embedding_cache": cache})
     for vectors in embedders:
         config = {"catalog": "spider2", "families": True, "queries": queries, **vectors}
-        if cache and vectors["embedder"] == "minilm":
+        if vectors["embedder"] == "minilm":
             fill_cache(config)
         exact = run_worker({**config, "kind": "exact"}, timeout)
         auto = run_worker({**config, "kind": "auto"}, timeout)
         _score_against(exact, auto)
         rows += [exact, auto]
-    for row in rows:
-        row.pop("top", None)
-        row.pop("embedding_cache", None)
-    return {"machine": machine(), "queries": queries, "rows": rows}
+    return {"machine": machine(), "queries": queries, "rows": _results(rows)}
 
 
 def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict[str, Any]:
@@ -357,9 +361,7 @@ def run(sizes: Sequence[int], queries: int, timeout: int, hnsw_max: int) -> dict
         if "top" in exact and hnsw.get("sweep"):
             _choose_ef(hnsw, exact["top"])
         rows.append(hnsw)
-    for row in rows:
-        row.pop("top", None)
-    return {"machine": machine(), "queries": queries, "rows": rows}
+    return {"machine": machine(), "queries": queries, "rows": _results(rows)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

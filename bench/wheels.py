@@ -29,7 +29,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from bench.common import Search, normalized, percentile, score_recall, timed_queries, write_json
+from bench.common import Search, normalized, score_recall, timed_queries, write_json
 from bench.scale import Preloaded, _rss_mib, spider2_questions
 from tabret import HashingEmbedder, _core
 from tabret.datasets import data_dir
@@ -121,17 +121,16 @@ def _tabret_row(
     added = _rss_mib() - rss
     retriever = _core.DenseRetriever(index, embedder, embedder.name)
     retriever.retrieve(questions[:1], K, K)  # warm-up
-    scores, ms, wall_ms = [], [], []
-    for q in questions:
-        cpu, wall = time.process_time(), time.perf_counter()
-        r = retriever.retrieve([q], K, K)[0]
-        ms.append(1000 * (time.process_time() - cpu))
-        wall_ms.append(1000 * (time.perf_counter() - wall))
-        scores.append(np.array([c.score for c in r.columns], dtype=np.float32))
+
+    def search(question: str) -> np.ndarray:
+        columns = retriever.retrieve([question], K, K)[0].columns
+        return np.array([c.score for c in columns], dtype=np.float32)
+
+    scores, p50, wall_p50 = timed_queries(search, questions)
     what = f"tabret {kind}" + (f" ({index.search_kinds['columns']})" if kind == "auto" else "")
     return {
         "what": what, "ef": EFS[0] if kind == "hnsw" else None, **build,
-        "index_mib": added, "p50_ms": percentile(ms, 50), "wall_p50_ms": percentile(wall_ms, 50),
+        "index_mib": added, "p50_ms": p50, "wall_p50_ms": wall_p50,
         "recall": score_recall(scores, kth), "load": load,
     }  # fmt: skip
 
