@@ -71,26 +71,58 @@ static_assert(std::is_same_v<hnswlib::tableint, std::uint32_t>);
  * stored data is a pointer to the vector, not the vector: hnswlib copies get_data_size() bytes
  * of what addPoint is given into the graph, so addPoint and searchKnn get the address of a
  * `const float*` and the graph keeps the pointer (one copy of the vectors, in the matrix).
+ *
+ * Reading that pointer from a neighbour's element costs a cache miss before the vector's own,
+ * which hnswlib's layout (the vector inside the element) does not pay. Once bound to its graph,
+ * the space keeps each element's pointer in a dense table (8 bytes an element, mostly in cache),
+ * filled on first use from the element: hnswlib hands the distance an element's data at
+ * `data_level0_memory_ + id × size_data_per_element_ + offsetData_`, so the address gives the id
+ * without touching the element.
  */
 class hnsw_space final : public hnswlib::SpaceInterface<float> {
   public:
-    explicit hnsw_space(std::size_t dim) : dim_(dim) {}
+    explicit hnsw_space(std::size_t dim) { rows_.dim = dim; }
     std::size_t get_data_size() override { return sizeof(const float*); }
     hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
-    void* get_dist_func_param() override { return &dim_; }
-    [[nodiscard]] std::size_t dim() const noexcept { return dim_; }
+    void* get_dist_func_param() override { return &rows_; }
+    [[nodiscard]] std::size_t dim() const noexcept { return rows_.dim; }
+
+    /// Where @p graph keeps its elements (once, before the first addPoint or search).
+    void bind(const hnswlib::HierarchicalNSW<float>& graph) {
+        rows_.first = reinterpret_cast<std::uintptr_t>(graph.data_level0_memory_);
+        rows_.bytes = graph.max_elements_ * graph.size_data_per_element_;
+        rows_.stride = graph.size_data_per_element_;
+        rows_.by_element = std::make_unique<std::atomic<const float*>[]>(graph.max_elements_);
+    }
 
   private:
+    struct rows {
+        std::size_t dim = 0;
+        std::uintptr_t first = 0;                                 // the graph's first element
+        std::size_t bytes = 0, stride = 1;                        // its elements' extent and size
+        std::unique_ptr<std::atomic<const float*>[]> by_element;  // null until first used
+    };
+
     /// The pointer stored at @p data (at any alignment: hnswlib packs it after the links).
-    static const float* row(const void* data) {
+    static const float* stored(const void* data) {
         const float* out = nullptr;
         std::memcpy(static_cast<void*>(&out), data, sizeof out);
         return out;
     }
-    static float distance(const void* a, const void* b, const void* dim) {
-        return 1.0f - dot(row(a), row(b), *static_cast<const std::size_t*>(dim));
+    /// The row of @p data: a graph element's through the table, a query's as stored.
+    static const float* row(const void* data, const rows& r) {
+        const auto at = reinterpret_cast<std::uintptr_t>(data) - r.first;
+        if (at >= r.bytes) return stored(data);
+        auto& slot = r.by_element[at / r.stride];
+        const float* out = slot.load(std::memory_order_relaxed);
+        if (out == nullptr) slot.store(out = stored(data), std::memory_order_relaxed);
+        return out;
     }
-    std::size_t dim_;
+    static float distance(const void* a, const void* b, const void* param) {
+        const auto& r = *static_cast<const rows*>(param);
+        return 1.0f - dot(row(a, r), row(b, r), r.dim);
+    }
+    rows rows_;
 };
 
 /**
@@ -476,6 +508,7 @@ hnsw_index::hnsw_index(std::shared_ptr<const matrix> shared, hnsw_params params,
         index_ =
             std::make_unique<detail::hnsw_graph>(space_.get(), std::max<std::size_t>(n, 1),
                                                  params_.m, params_.ef_construction, params_.seed);
+        space_->bind(*index_);
     } catch (const std::exception& e) {
         build_failed(e);
     }
@@ -586,6 +619,7 @@ hnsw_index hnsw_index::load_checked(std::string_view bytes, std::shared_ptr<cons
     try {
         graph = std::make_unique<detail::hnsw_graph>(space.get(), file.path(), false,
                                                      std::max<std::size_t>(n, 1));
+        space->bind(*graph);
     } catch (const std::exception& e) {
         throw io_error(
             fmt::format("{}: cannot load the HNSW index: {}", source.string(), e.what()));
