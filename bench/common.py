@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -164,18 +164,32 @@ def percentile(values: Sequence[float], q: float) -> float:
     return float(np.percentile(np.asarray(values, dtype=np.float64), q))
 
 
+class Queried(NamedTuple):
+    """What :func:`timed_queries` measured: the scores found, CPU p50 and p99 and wall p50 of a
+    query, in ms."""
+
+    scores: list[FloatArray]
+    p50_ms: float
+    p99_ms: float
+    wall_p50_ms: float
+
+    def times(self) -> dict[str, float]:
+        """The times, as a benchmark row's fields."""
+        return {"p50_ms": self.p50_ms, "p99_ms": self.p99_ms, "wall_p50_ms": self.wall_p50_ms}
+
+
 def timed_queries(
     search: Callable[[Any], FloatArray], queries: Sequence[Any] | FloatArray
-) -> tuple[list[FloatArray], float, float]:
-    """Each query (a vector or a question) searched alone: the scores found, and the p50 CPU
-    and the p50 wall milliseconds of a query."""
+) -> Queried:
+    """Each query (a vector or a question) searched alone: the scores found, the p50 and p99
+    CPU and the p50 wall milliseconds of a query."""
     scores, cpu_ms, wall_ms = [], [], []
     for q in queries:
         cpu, wall = time.process_time(), time.perf_counter()
         scores.append(search(q))
         cpu_ms.append(1000 * (time.process_time() - cpu))
         wall_ms.append(1000 * (time.perf_counter() - wall))
-    return scores, percentile(cpu_ms, 50), percentile(wall_ms, 50)
+    return Queried(scores, percentile(cpu_ms, 50), percentile(cpu_ms, 99), percentile(wall_ms, 50))
 
 
 def score_recall(scores: Sequence[FloatArray], kth: FloatArray, k: int = 10) -> float:

@@ -10,7 +10,7 @@ build added (the wheel's is the vectors plus the graph, stored together). Per ro
 CPU time, search CPU p50 and wall p50 at ef 64 (one Spider 2.0-lite question at a time, top
 10), recall@10 by score against exact, and the load average before → after.
 
-    python -m bench.hnsw_side_by_side --max-columns 100000 --rounds 2
+    python -m bench.hnsw_side_by_side --max-columns 100000 --rounds 3
 """
 
 from __future__ import annotations
@@ -61,10 +61,10 @@ def worker(side: str) -> dict[str, Any]:
     search = _build(side, x)
     build_s, build_cpu_s = time.perf_counter() - start, time.process_time() - cpu
     added = _rss_mib() - rss
-    scores, p50, wall_p50 = timed_queries(search, q)
+    found = timed_queries(search, q)
     return {
         "what": side, "build_s": build_s, "build_cpu_s": build_cpu_s, "index_mib": added,
-        "p50_ms": p50, "wall_p50_ms": wall_p50, "recall": score_recall(scores, kth, K),
+        **found.times(), "recall": score_recall(found.scores, kth, K),
         "load": [load, os.getloadavg()[0]],
     }  # fmt: skip
 
@@ -118,7 +118,7 @@ def ratios(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-columns", type=int, default=100_000)
-    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--worker", choices=SIDES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -97,10 +97,10 @@ def _wheel_rows(
     added = _rss_mib() - rss
     rows = []
     for ef in EFS:
-        scores, p50, wall_p50 = timed_queries(at(index, ef), queries)
+        found = timed_queries(at(index, ef), queries)
         rows.append(
-            {"what": name, "ef": ef, **build, "index_mib": added, "p50_ms": p50,
-             "wall_p50_ms": wall_p50, "recall": score_recall(scores, kth), "load": load}
+            {"what": name, "ef": ef, **build, "index_mib": added, **found.times(),
+             "recall": score_recall(found.scores, kth), "load": load}
         )  # fmt: skip
     return rows
 
@@ -126,12 +126,12 @@ def _tabret_row(
         columns = retriever.retrieve([question], K, K)[0].columns
         return np.array([c.score for c in columns], dtype=np.float32)
 
-    scores, p50, wall_p50 = timed_queries(search, questions)
+    found = timed_queries(search, questions)
     what = f"tabret {kind}" + (f" ({index.search_kinds['columns']})" if kind == "auto" else "")
     return {
         "what": what, "ef": EFS[0] if kind == "hnsw" else None, **build,
-        "index_mib": added, "p50_ms": p50, "wall_p50_ms": wall_p50,
-        "recall": score_recall(scores, kth), "load": load,
+        "index_mib": added, **found.times(),
+        "recall": score_recall(found.scores, kth), "load": load,
     }  # fmt: skip
 
 
