@@ -136,9 +136,9 @@ class AdaptiveRetriever(BaseRetriever):
         return self._core.retrieve(batch, self.first_stage._stage(), k_columns)
 
     def _stage(self) -> _core.FirstStageFn:
-        if type(self)._raw is not AdaptiveRetriever._raw:
-            return self._raw  # a subclass that does more than the native call
-        return self._core.as_stage(self.first_stage._stage())
+        return self._native_unless_overridden(
+            AdaptiveRetriever, lambda: self._core.as_stage(self.first_stage._stage())
+        )
 
 
 def _recall(ranked: list[int], gold: list[int], k: int) -> float:

@@ -337,6 +337,13 @@ class BaseRetriever(RetrievesBatches):
         native retriever's own C++ retriever (no trip through Python between the two)."""
         return self._raw
 
+    def _native_unless_overridden(
+        self, owner: type[BaseRetriever], native: Callable[[], _Stage]
+    ) -> _Stage:
+        """``native()``, or ``_raw`` where a subclass overrides ``owner``'s (then ``_raw`` does
+        more than the native call, and a native stage must go through it)."""
+        return self._raw if type(self)._raw is not owner._raw else native()
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(over {self.index!r})"
 
@@ -365,9 +372,7 @@ class _NativeRetriever(BaseRetriever):
         return self._core.retrieve(batch, k, k_columns)
 
     def _stage(self) -> _Stage:
-        if type(self)._raw is not _NativeRetriever._raw:
-            return self._raw  # a subclass that does more than the native call
-        return self._core.as_stage()
+        return self._native_unless_overridden(_NativeRetriever, self._core.as_stage)
 
 
 _DENSE = _core.DenseRetriever.defaults
