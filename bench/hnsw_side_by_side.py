@@ -1,7 +1,8 @@
 """tabret's HNSW beside the hnswlib wheel on the same vectors (issue 23, item 2).
 
-The first ``--max-columns`` Spider 2.0-lite columns as the 1024-d hashing vectors tabret
-indexes (L2-normalised), written once to ``build/bench/``. Both graphs with M 16,
+The first ``--max-columns`` Spider 2.0-lite columns (0: all) as the 1024-d hashing vectors
+tabret indexes (L2-normalised), or with ``--embedding-cache DIR`` as MiniLM's 384-d vectors from
+that cache (``bench.scale`` fills it), written once to ``build/bench/``. Both graphs with M 16,
 ef_construction 200 and two threads, built from the same rows: tabret's ``HnswIndex`` (the graph
 ``TableIndex`` builds for kind ``hnsw``, holding the rows once) and the wheel's
 ``hnswlib.Index``. ``--rounds`` interleaved builds (tabret, wheel, tabret, …), each in its own
@@ -11,6 +12,7 @@ CPU time, search CPU p50 and wall p50 at ef 64 (one Spider 2.0-lite question at 
 10), recall@10 by score against exact, and the load average before → after.
 
     python -m bench.hnsw_side_by_side --max-columns 100000 --rounds 3
+    python -m bench.hnsw_side_by_side --embedding-cache build/bench/embeddings --max-columns 0
 """
 
 from __future__ import annotations
@@ -26,14 +28,15 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import OUT, FloatArray, score_recall, timed_queries, write_json
-from bench.scale import _rss_mib, spider2_questions
+from bench.common import OUT, FloatArray, normalized, score_recall, timed_queries, write_json
+from bench.scale import Preloaded, _rss_mib, spider2_questions
 from tabret import HashingEmbedder, _core
 from tabret.datasets import data_dir
 from tabret.spider2 import spider2_catalog
 
 M, EF_CONSTRUCTION, EF_SEARCH, THREADS, K = 16, 200, 64, 2, 10
 SIDES = ("tabret", "hnswlib wheel")
+JSON = {"hashing": "hnsw_side_by_side.json", "minilm": "hnsw_side_by_side_minilm.json"}
 
 
 def _build(side: str, x: FloatArray) -> Any:
@@ -69,25 +72,34 @@ def worker(side: str) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _vectors(max_columns: int, queries: int) -> tuple[int, float]:
-    """Writes the column vectors, the query vectors and each query's exact 10th score to
-    build/bench/; returns (columns, MiB of the vectors)."""
+def _vectors(max_columns: int, queries: int, cache: str) -> dict[str, Any]:
+    """Writes the column vectors (hashing, or MiniLM's from the embedding cache ``cache``), the
+    query vectors and each query's exact 10th score to build/bench/; returns what they are."""
     root = data_dir()
-    embedder = HashingEmbedder()
     cat = spider2_catalog(root, max_columns)
-    index = _core.TableIndex.build(cat, embedder, embedder.name, kind="exact", progress=None)
-    x = np.ascontiguousarray(index.column_vectors, dtype=np.float32)
-    q = np.asarray(embedder.embed(spider2_questions(root, queries)), dtype=np.float32)
-    q /= np.maximum(np.linalg.norm(q, axis=1, keepdims=True), 1e-12)
+    questions = spider2_questions(root, queries)
+    if cache:
+        embedder = Preloaded(cache)
+        texts = [cat.serialize_column(c) for c in range(cat.num_columns)]
+        x, q = embedder(texts), embedder(questions)
+    else:
+        hashing = HashingEmbedder()
+        index = _core.TableIndex.build(cat, hashing, hashing.name, kind="exact", progress=None)
+        x = index.column_vectors
+        q = normalized(np.asarray(hashing.embed(questions), dtype=np.float32))
+    x = np.ascontiguousarray(x, dtype=np.float32)
     kth = -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1]
     OUT.mkdir(parents=True, exist_ok=True)
     for name, a in (("hnsw_vectors", x), ("hnsw_queries", q), ("hnsw_kth", kth)):
         np.save(OUT / f"{name}.npy", a)
-    return len(x), x.nbytes / 2**20
+    return {
+        "embedder": "minilm" if cache else "hashing", "columns": len(x), "dim": x.shape[1],
+        "vectors_mib": x.nbytes / 2**20,
+    }  # fmt: skip
 
 
-def run(max_columns: int, rounds: int, queries: int) -> dict[str, Any]:
-    columns, vectors_mib = _vectors(max_columns, queries)
+def run(max_columns: int, rounds: int, queries: int, cache: str = "") -> dict[str, Any]:
+    vectors = _vectors(max_columns, queries, cache)
     rows: list[dict[str, Any]] = []
     try:
         for r in range(rounds):
@@ -99,7 +111,7 @@ def run(max_columns: int, rounds: int, queries: int) -> dict[str, Any]:
     finally:  # the vectors are 400 MB at 100k columns
         for name in ("hnsw_vectors", "hnsw_queries", "hnsw_kth"):
             (OUT / f"{name}.npy").unlink(missing_ok=True)
-    return {"columns": columns, "vectors_mib": vectors_mib, "rows": rows, "ratios": ratios(rows)}
+    return {**vectors, "rows": rows, "ratios": ratios(rows)}
 
 
 def ratios(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -120,13 +132,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--max-columns", type=int, default=100_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--queries", type=int, default=50)
+    ap.add_argument(
+        "--embedding-cache", default="", metavar="DIR", help="MiniLM vectors (default: hashing)"
+    )
     ap.add_argument("--worker", choices=SIDES, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker)))
         return 0
-    out = run(args.max_columns, args.rounds, args.queries)
-    write_json("hnsw_side_by_side.json", out)
+    out = run(args.max_columns, args.rounds, args.queries, args.embedding_cache)
+    write_json(JSON[out["embedder"]], out)
     print(f"{out['columns']:,} columns ({out['vectors_mib']:.0f} MiB of vectors), {out['ratios']}")
     return 0
 

@@ -12,7 +12,8 @@ Parts (each writes JSON to build/bench/):
               all of Spider 2.0-lite with table families collapsed (scale_families.json);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);
-              tabret's HNSW beside the hnswlib wheel, interleaved (hnsw_side_by_side.json);
+              tabret's HNSW beside the hnswlib wheel, interleaved, hashing and MiniLM vectors
+              (hnsw_side_by_side.json, hnsw_side_by_side_minilm.json);
               tabret's auto and HNSW beside the hnswlib, faiss and usearch wheels' HNSW on
               the MiniLM and the hashing vectors (wheels_minilm.json, wheels_hashing.json);
               the exact scan, float32 and int8, single and batched, beside numpy and a
@@ -133,6 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _python("bench.fk_scale", *(["--sizes", "10000"] if args.quick else []))
         _python("bench.join_scale", *(["--sizes", "8000"] if args.quick else []))
         _python("bench.hnsw_side_by_side", *(["--max-columns", "20000"] if args.quick else []))
+        if not args.quick:  # all 532,388 columns with MiniLM's vectors
+            _python("bench.hnsw_side_by_side", "--embedding-cache", cache, "--max-columns", "0")
         wheels = ["--max-columns", "10000", "--queries", "100"] if args.quick else []
         _python("bench.wheels", "--embedding-cache", cache, *wheels)
         _python("bench.wheels", *wheels)
