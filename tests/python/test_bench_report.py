@@ -12,6 +12,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from bench import report  # noqa: E402
+from bench.hnsw_side_by_side import ratios  # noqa: E402
 
 
 def _row(kind: str, **extra: Any) -> dict[str, Any]:
@@ -71,3 +72,30 @@ def test_the_winner_is_the_fastest_index_at_the_recall_target() -> None:
     rows[3]["ef_for_target"] = None  # no ef reaches it: auto wins
     lines = report.winners_section([{"embedder": "minilm", "rows": rows}])
     assert "| auto (tables pca, columns pca) | 1.90 | 98.6 |" in lines[-2]
+
+
+def _side_by_side(embedder: str, tabret_s: float) -> dict[str, Any]:
+    def row(r: int, what: str, build_s: float) -> dict[str, Any]:
+        return {
+            "round": r, "what": what, "build_s": build_s, "build_cpu_s": 2 * build_s,
+            "index_mib": 400.0, "p50_ms": 0.1, "p99_ms": 0.3, "wall_p50_ms": 0.1,
+            "recall": 20.0, "load": [1.0, 1.2],
+        }  # fmt: skip
+
+    rows = [
+        row(r, w, s) for r in range(2) for w, s in (("tabret", tabret_s), ("hnswlib wheel", 10))
+    ]
+    return {"embedder": embedder, "columns": 1000, "dim": 384, "vectors_mib": 1.5,
+            "rows": rows, "ratios": ratios(rows)}  # fmt: skip
+
+
+def test_the_hnsw_side_by_side_gives_each_embedder_its_rounds_and_ratios() -> None:
+    lines = report.hnsw_side_by_side_section(
+        [_side_by_side("hashing", 11.0), _side_by_side("minilm", 12.5)]
+    )
+    text = "\n".join(lines)
+    assert "### With the hashing vectors: 1,000 columns" in text
+    assert "### With the MiniLM vectors: 1,000 columns" in text
+    assert "build wall 1.10x" in text
+    assert "build wall 1.25x" in text
+    assert "0.100 / 0.300 (0.100)" in text  # p50 / p99 (wall p50)
