@@ -1,15 +1,16 @@
 """tabret's HNSW beside the hnswlib wheel on the same vectors (issue 23, item 2).
 
 The first ``--max-columns`` Spider 2.0-lite columns (0: all) as the 1024-d hashing vectors
-tabret indexes (L2-normalised), or with ``--embedding-cache DIR`` as MiniLM's 384-d vectors from
-that cache (``bench.scale`` fills it), written once to ``build/bench/``. Both graphs with M 16,
-ef_construction 200 and two threads, built from the same rows: tabret's ``HnswIndex`` (the graph
-``TableIndex`` builds for kind ``hnsw``, holding the rows once) and the wheel's
-``hnswlib.Index``. ``--rounds`` interleaved builds (tabret, wheel, tabret, …), each in its own
-process, so that both see the same machine load and each row's *MiB* is the resident memory its
-build added (the wheel's is the vectors plus the graph, stored together). Per row: build wall and
-CPU time, search CPU p50 and wall p50 at ef 64 (one Spider 2.0-lite question at a time, top
-10), recall@10 by score against exact, and the load average before → after.
+(L2-normalised, as tabret indexes them), or with ``--embedding-cache DIR`` as MiniLM's 384-d
+vectors from that cache (``bench.scale`` fills it), written once to ``build/bench/``. Both
+graphs with M 16, ef_construction 200 and two threads, built from the same rows: tabret's
+``HnswIndex`` (the graph ``TableIndex`` builds for kind ``hnsw``, holding the rows once) and the
+wheel's ``hnswlib.Index``. ``--rounds`` interleaved builds (tabret, wheel, tabret, …), each in
+its own process, so that both see the same machine load and each row's *MiB* is the resident
+memory its build added (the wheel's is the vectors plus the graph, stored together). Per row:
+build wall and CPU time, search CPU p50 and p99 and wall p50 at ef 64 (one Spider 2.0-lite
+question at a time, top 10), recall@10 by score against exact, and the load average before →
+after.
 
     python -m bench.hnsw_side_by_side --max-columns 100000 --rounds 3
     python -m bench.hnsw_side_by_side --embedding-cache build/bench/embeddings --max-columns 0
@@ -28,9 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from bench.common import OUT, FloatArray, normalized, score_recall, timed_queries, write_json
-from bench.scale import Preloaded, _rss_mib, spider2_questions
-from tabret import HashingEmbedder, _core
+from bench.common import OUT, FloatArray, score_recall, timed_queries, write_json
+from bench.scale import _rss_mib, spider2_questions
+from bench.wheels import spider2_vectors
+from tabret import _core
 from tabret.datasets import data_dir
 from tabret.spider2 import spider2_catalog
 
@@ -77,18 +79,7 @@ def _vectors(max_columns: int, queries: int, cache: str) -> dict[str, Any]:
     query vectors and each query's exact 10th score to build/bench/; returns what they are."""
     root = data_dir()
     cat = spider2_catalog(root, max_columns)
-    questions = spider2_questions(root, queries)
-    if cache:
-        embedder = Preloaded(cache)
-        texts = [cat.serialize_column(c) for c in range(cat.num_columns)]
-        x, q = embedder(texts), embedder(questions)
-    else:
-        hashing = HashingEmbedder()
-        index = _core.TableIndex.build(cat, hashing, hashing.name, kind="exact", progress=None)
-        x = index.column_vectors
-        q = normalized(np.asarray(hashing.embed(questions), dtype=np.float32))
-    x = np.ascontiguousarray(x, dtype=np.float32)
-    kth = -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1]
+    _, x, q, kth = spider2_vectors(cat, spider2_questions(root, queries), cache)
     OUT.mkdir(parents=True, exist_ok=True)
     for name, a in (("hnsw_vectors", x), ("hnsw_queries", q), ("hnsw_kth", kth)):
         np.save(OUT / f"{name}.npy", a)

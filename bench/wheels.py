@@ -25,11 +25,11 @@ import importlib.util
 import os
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
-from bench.common import Search, normalized, score_recall, timed_queries, write_json
+from bench.common import FloatArray, Search, normalized, score_recall, timed_queries, write_json
 from bench.scale import Preloaded, _rss_mib, spider2_questions
 from tabret import HashingEmbedder, _core
 from tabret.datasets import data_dir
@@ -135,10 +135,18 @@ def _tabret_row(
     }  # fmt: skip
 
 
-def run(cache: str, queries: int, wheels: Sequence[str], max_columns: int) -> dict[str, Any]:
-    root = data_dir()
-    cat = spider2_catalog(root, max_columns)
-    questions = spider2_questions(root, queries)
+class Vectors(NamedTuple):
+    """Spider 2.0-lite columns and questions as one embedder's unit vectors."""
+
+    embedder: Any  # Preloaded (MiniLM from the cache) or HashingEmbedder
+    columns: FloatArray
+    queries: FloatArray
+    kth: FloatArray  # each query's exact 10th score
+
+
+def spider2_vectors(cat: Any, questions: list[str], cache: str) -> Vectors:
+    """The columns of ``cat`` and ``questions`` as MiniLM's vectors from the embedding cache
+    ``cache``, or the hashing embedder's where it is empty."""
     texts = [cat.serialize_column(c) for c in range(cat.num_columns)]
     embedder: Any
     if cache:
@@ -148,7 +156,15 @@ def run(cache: str, queries: int, wheels: Sequence[str], max_columns: int) -> di
         embedder = HashingEmbedder()
         x = normalized(np.asarray(embedder.embed(texts), dtype=np.float32))
         q = normalized(np.asarray(embedder.embed(questions), dtype=np.float32))
-    kth = -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1]  # the 10th exact score
+    x = np.ascontiguousarray(x, dtype=np.float32)
+    return Vectors(embedder, x, q, -np.partition(-(q @ x.T), K - 1, axis=1)[:, K - 1])
+
+
+def run(cache: str, queries: int, wheels: Sequence[str], max_columns: int) -> dict[str, Any]:
+    root = data_dir()
+    cat = spider2_catalog(root, max_columns)
+    questions = spider2_questions(root, queries)
+    embedder, x, q, kth = spider2_vectors(cat, questions, cache)
     rows = [_tabret_row("auto", cat, embedder, questions, kth)]
     missing = [w for w in wheels if importlib.util.find_spec(w) is None]
     for name in wheels:
