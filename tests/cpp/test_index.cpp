@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <set>
 #include <string>
@@ -19,6 +20,13 @@
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+// hnswlib itself, as the reference for tabret's restated insertion (a clean header without its
+// SIMD code, as src/tabret/index/hnsw_index.cpp includes it).
+#define NO_MANUAL_VECTORIZATION
+#include <hnswlib/hnswlib.h>
+#undef NO_MANUAL_VECTORIZATION
+#include <tabret/index/dot.hpp>
 
 #include "test_support.hpp"
 
@@ -266,6 +274,80 @@ TEST_CASE("hnsw index shares its vectors and checks them on load", "[index][hnsw
     CHECK_THROWS_AS(hnsw_index::from_bytes(bytes, std::shared_ptr<const matrix>{}, "x"),
                     tabret::error);
     CHECK_THROWS_AS(hnsw_index(std::shared_ptr<const matrix>{}), tabret::error);
+}
+
+namespace {
+
+/// hnswlib's inner-product space with rows inline and tabret's dot product, so that distances
+/// are bit for bit those tabret's graph computes.
+class inline_rows_space final : public hnswlib::SpaceInterface<float> {
+  public:
+    explicit inline_rows_space(std::size_t dim) : dim_(dim) {}
+    std::size_t get_data_size() override { return dim_ * sizeof(float); }
+    hnswlib::DISTFUNC<float> get_dist_func() override { return &distance; }
+    void* get_dist_func_param() override { return &dim_; }
+
+  private:
+    static float distance(const void* a, const void* b, const void* dim) {
+        return 1.0f - detail::dot(static_cast<const float*>(a), static_cast<const float*>(b),
+                                  *static_cast<const std::size_t*>(dim));
+    }
+    std::size_t dim_;
+};
+
+}  // namespace
+
+TEST_CASE("one-thread hnsw build is the graph hnswlib's addPoint builds, byte for byte",
+          "[index][hnsw]") {
+    // Near-duplicate families (as Spider 2.0-lite's shards) and exact duplicates, so that the
+    // neighbour heuristic prunes, full lists are rewired and upper levels are used.
+    matrix data = random_unit(1500, 16, 21);
+    const matrix noise = random_unit(1500, 16, 22);
+    for (Eigen::Index i = 300; i < data.rows(); ++i)
+        data.row(i) = data.row(i % 300) + 0.05f * noise.row(i);
+    normalize_rows(data);
+    data.row(7) = data.row(3);
+    const hnsw_params params{.m = 6, .ef_construction = 40, .seed = 5, .threads = 1};
+    const hnsw_index index(data, params);
+
+    inline_rows_space space(16);
+    hnswlib::HierarchicalNSW<float> reference(&space, static_cast<std::size_t>(data.rows()),
+                                              params.m, params.ef_construction, params.seed);
+    for (Eigen::Index i = 0; i < data.rows(); ++i)
+        reference.addPoint(data.row(i).data(), static_cast<hnswlib::labeltype>(i));
+    CHECK(reference.maxlevel_ > 1);
+    test::temp_dir dir;
+    const auto path = dir.path() / "reference.hnsw";
+    reference.saveIndex(path.string());
+    std::ifstream in(path, std::ios::binary);
+    const std::string expected{std::istreambuf_iterator<char>(in), {}};
+    const auto bytes = index.to_bytes();
+    REQUIRE(bytes.size() == expected.size());
+    CHECK(bytes == expected);
+
+    // A file whose element ids are not its labels (hnswlib inserting the rows last first, as a
+    // multi-threaded build does in any order) loads and searches as hnswlib searches it.
+    hnswlib::HierarchicalNSW<float> reversed(&space, static_cast<std::size_t>(data.rows()),
+                                             params.m, params.ef_construction, params.seed);
+    for (Eigen::Index i = data.rows() - 1; i >= 0; --i)
+        reversed.addPoint(data.row(i).data(), static_cast<hnswlib::labeltype>(i));
+    reversed.setEf(64);
+    reversed.saveIndex(path.string());
+    std::ifstream again(path, std::ios::binary);
+    const std::string file{std::istreambuf_iterator<char>(again), {}};
+    const auto loaded = hnsw_index::from_bytes(file, 16, "reversed.hnsw", {.ef_search = 64});
+    const auto queries = random_unit(20, 16, 23);
+    const auto found = loaded.search(queries, 10);
+    for (Eigen::Index q = 0; q < queries.rows(); ++q) {
+        auto expected_ids = std::vector<item_id>{};
+        for (auto top = reversed.searchKnn(queries.row(q).data(), 10); !top.empty(); top.pop())
+            expected_ids.push_back(static_cast<item_id>(top.top().second));
+        auto ids = ids_of(found[static_cast<std::size_t>(q)]);
+        std::sort(expected_ids.begin(), expected_ids.end());
+        std::sort(ids.begin(), ids.end());
+        CHECK(ids == expected_ids);
+    }
+    CHECK(loaded.to_bytes() == file);
 }
 
 TEST_CASE("hnsw load rejects truncated, garbage and mismatched files", "[index][hnsw]") {

@@ -21,7 +21,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <queue>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -61,23 +63,22 @@ namespace tabret {
 
 namespace detail {
 
-struct hnsw_graph : hnswlib::HierarchicalNSW<float> {
-    using hnswlib::HierarchicalNSW<float>::HierarchicalNSW;
-};
 static_assert(std::is_same_v<hnswlib::tableint, std::uint32_t>);
 
 /**
  * @brief hnswlib space with distance 1 − inner product (as hnswlib's InnerProductSpace) whose
  * stored data is a pointer to the vector, not the vector: hnswlib copies get_data_size() bytes
- * of what addPoint is given into the graph, so addPoint and searchKnn get the address of a
- * `const float*` and the graph keeps the pointer (one copy of the vectors, in the matrix).
+ * of what addPoint is given into the graph, so the graph keeps the pointer and searchKnn gets
+ * the address of a `const float*` (one copy of the vectors, in the matrix).
  *
- * Reading that pointer from a neighbour's element costs a cache miss before the vector's own,
- * which hnswlib's layout (the vector inside the element) does not pay. Once bound to its graph,
- * the space keeps each element's pointer in a dense table (8 bytes an element, mostly in cache),
- * filled on first use from the element: hnswlib hands the distance an element's data at
- * `data_level0_memory_ + id × size_data_per_element_ + offsetData_`, so the address gives the id
- * without touching the element.
+ * Reading that pointer from a neighbour's element would cost a cache miss before the vector's
+ * own, which hnswlib's layout (the vector inside the element) does not pay. So the space finds
+ * an element's row without touching the element: element e's row is `matrix + e × dim` in a
+ * graph hnsw_graph::insert built (element id = item id = row), and in a loaded graph whose
+ * elements all point there; a file saved with other element ids gets a table of each
+ * element's pointer (8 bytes an element). hnswlib hands the distance an element's data at
+ * `data_level0_memory_ + e × size_data_per_element_ + offsetData_`, so the address gives e
+ * (a multiplication, not a division).
  */
 class hnsw_space final : public hnswlib::SpaceInterface<float> {
   public:
@@ -87,20 +88,52 @@ class hnsw_space final : public hnswlib::SpaceInterface<float> {
     void* get_dist_func_param() override { return &rows_; }
     [[nodiscard]] std::size_t dim() const noexcept { return rows_.dim; }
 
-    /// Where @p graph keeps its elements (once, before the first addPoint or search).
-    void bind(const hnswlib::HierarchicalNSW<float>& graph) {
+    /**
+     * @brief Where @p graph keeps its elements and where their rows are (@p matrix, row-major,
+     * or the pointers a loaded graph's elements hold): once, before the first insert or
+     * search.
+     * @throws std::length_error if the graph is too large for the id computation (it is not
+     * below 2^64 / stride² elements, ~10^14 at M 16).
+     */
+    void bind(const hnswlib::HierarchicalNSW<float>& graph, const float* matrix) {
+        const std::size_t stride = graph.size_data_per_element_;
+        if (stride < 2 || graph.max_elements_ > UINT64_MAX / stride / stride)
+            throw std::length_error("HNSW graph too large");
         rows_.first = reinterpret_cast<std::uintptr_t>(graph.data_level0_memory_);
-        rows_.bytes = graph.max_elements_ * graph.size_data_per_element_;
-        rows_.stride = graph.size_data_per_element_;
-        rows_.by_element = std::make_unique<std::atomic<const float*>[]>(graph.max_elements_);
+        rows_.bytes = graph.max_elements_ * stride;
+        rows_.inverse = UINT64_MAX / stride + 1;
+        rows_.matrix = matrix;
+        rows_.by_element.clear();
+        const auto held = [&](std::size_t e) {
+            return stored(graph.getDataByInternalId(static_cast<hnswlib::tableint>(e)));
+        };
+        for (std::size_t e = 0; e < graph.cur_element_count; ++e) {
+            if (held(e) == matrix + e * rows_.dim) continue;
+            rows_.matrix = nullptr;
+            rows_.by_element.resize(graph.cur_element_count);
+            for (std::size_t i = 0; i < graph.cur_element_count; ++i) rows_.by_element[i] = held(i);
+            return;
+        }
+    }
+    /// The row of graph element @p element.
+    [[nodiscard]] const float* row_of(std::size_t element) const { return rows_.row_of(element); }
+    /// The distance from @p query to the row of graph element @p element.
+    [[nodiscard]] float distance(const float* query, std::size_t element) const {
+        return 1.0f - dot(query, row_of(element), rows_.dim);
     }
 
   private:
     struct rows {
         std::size_t dim = 0;
-        std::uintptr_t first = 0;                                 // the graph's first element
-        std::size_t bytes = 0, stride = 1;                        // its elements' extent and size
-        std::unique_ptr<std::atomic<const float*>[]> by_element;  // null until first used
+        std::uintptr_t first = 0;   // the graph's first element
+        std::size_t bytes = 0;      // its elements' extent
+        std::uint64_t inverse = 0;  // ⌊2^64 / stride⌋ + 1: offset × inverse / 2^64 = element
+        const float* matrix = nullptr;         // element e's row is matrix + e × dim, or
+        std::vector<const float*> by_element;  // (matrix null) element e's row
+
+        [[nodiscard]] const float* row_of(std::size_t element) const {
+            return matrix != nullptr ? matrix + element * dim : by_element[element];
+        }
     };
 
     /// The pointer stored at @p data (at any alignment: hnswlib packs it after the links).
@@ -109,14 +142,15 @@ class hnsw_space final : public hnswlib::SpaceInterface<float> {
         std::memcpy(static_cast<void*>(&out), data, sizeof out);
         return out;
     }
-    /// The row of @p data: a graph element's through the table, a query's as stored.
+    /**
+     * @brief The row of @p data: a graph element's as bound, a query's as stored. An element's
+     * offset is id × stride + offsetData_ with offsetData_ < stride, so the product with
+     * `inverse` rounds down to id while offset × stride < 2^64, which bind() guarantees.
+     */
     static const float* row(const void* data, const rows& r) {
         const auto at = reinterpret_cast<std::uintptr_t>(data) - r.first;
         if (at >= r.bytes) return stored(data);
-        auto& slot = r.by_element[at / r.stride];
-        const float* out = slot.load(std::memory_order_relaxed);
-        if (out == nullptr) slot.store(out = stored(data), std::memory_order_relaxed);
-        return out;
+        return r.row_of(static_cast<std::size_t>((static_cast<__uint128_t>(at) * r.inverse) >> 64));
     }
     static float distance(const void* a, const void* b, const void* param) {
         const auto& r = *static_cast<const rows*>(param);
@@ -124,6 +158,162 @@ class hnsw_space final : public hnswlib::SpaceInterface<float> {
     }
     rows rows_;
 };
+
+/**
+ * @brief hnswlib 0.6.2's graph with its insertion restated: `insert` is hnswalg.h's
+ * addPoint(data, label, level) and `search_layer` its searchBaseLayer, step for step, except:
+ *
+ * - An item's element id is its label (its row of the matrix), not the next free id, so the
+ *   space computes the row's address (hnsw_space). cur_element_count is one more than the
+ *   largest id inserted; once every item is in, the ids are 0..n-1 as hnswlib's.
+ * - The construction search prefetches the next link's visited mark and row while it scores
+ *   the current one, as hnswlib does under USE_SSE, but only up to the end of the list: hnswlib
+ *   reads the id one past the last link, which overflows a pointer on a loaded file and, when
+ *   an element's top-level list is full, reads 3 bytes past its malloc'd link block.
+ * - The level is drawn under the element-count lock: hnswlib draws it from the shared
+ *   generator with no lock, a data race when threads insert at once.
+ * - Nothing is ever deleted or inserted twice in tabret's graphs, so the update and deletion
+ *   branches are gone; a label inserted twice is an error.
+ *
+ * A one-thread build inserting labels 0, 1, 2, … is therefore the graph hnswlib's addPoint
+ * builds, byte for byte (tests/cpp/test_index.cpp). Search (searchKnn) and the neighbour
+ * selection (mutuallyConnectNewElement) are hnswlib's.
+ */
+class hnsw_graph final : public hnswlib::HierarchicalNSW<float> {
+  public:
+    using hnswlib::HierarchicalNSW<float>::HierarchicalNSW;
+
+    /// Inserts item @p label, whose row @p space knows, as element @p label (its pointer is
+    /// stored); thread-safe against other inserts.
+    void insert(hnswlib::labeltype label, const hnsw_space& space);
+
+  private:
+    using candidates =
+        std::priority_queue<std::pair<float, hnswlib::tableint>,
+                            std::vector<std::pair<float, hnswlib::tableint>>, CompareByFirst>;
+    /// Greedy descent from @p entry through the levels above @p level.
+    [[nodiscard]] hnswlib::tableint descend(hnswlib::tableint entry, const float* query, int top,
+                                            int level, const hnsw_space& space);
+    /// The ef_construction nearest elements to @p query on @p layer found from @p entry.
+    [[nodiscard]] candidates search_layer(hnswlib::tableint entry, const float* query, int layer,
+                                          const hnsw_space& space);
+};
+
+void hnsw_graph::insert(hnswlib::labeltype label, const hnsw_space& space) {
+    if (label >= max_elements_)
+        throw std::runtime_error("The number of elements exceeds the specified limit");
+    const auto element = static_cast<hnswlib::tableint>(label);
+    const float* row = space.row_of(element);
+    int level = 0;
+    {
+        const std::lock_guard lock(cur_element_count_guard_);
+        if (!label_lookup_.emplace(label, element).second)
+            throw std::logic_error(fmt::format("label {} inserted twice", label));
+        cur_element_count = std::max<std::size_t>(cur_element_count, element + std::size_t{1});
+        level = getRandomLevel(mult_);
+    }
+    const std::unique_lock element_lock(link_list_locks_[element]);
+    element_levels_[element] = level;
+    std::unique_lock top_lock(global);
+    const int top = maxlevel_;
+    if (level <= top) top_lock.unlock();
+    const hnswlib::tableint entry = enterpoint_node_;
+
+    std::memset(data_level0_memory_ + element * size_data_per_element_ + offsetLevel0_, 0,
+                size_data_per_element_);
+    std::memcpy(getExternalLabeLp(element), &label, sizeof label);
+    std::memcpy(getDataByInternalId(element), static_cast<const void*>(&row), data_size_);
+    if (level > 0) {
+        const std::size_t bytes = size_links_per_element_ * static_cast<std::size_t>(level) + 1;
+        linkLists_[element] = static_cast<char*>(std::malloc(bytes));
+        if (linkLists_[element] == nullptr)
+            throw std::runtime_error("Not enough memory: addPoint failed to allocate linklist");
+        std::memset(linkLists_[element], 0, bytes);
+    }
+    if (static_cast<int>(entry) == -1) {  // the first element
+        enterpoint_node_ = 0;
+        maxlevel_ = level;
+        return;
+    }
+    hnswlib::tableint nearest = level < top ? descend(entry, row, top, level, space) : entry;
+    for (int layer = std::min(level, top); layer >= 0; --layer) {
+        auto found = search_layer(nearest, row, layer, space);
+        nearest = mutuallyConnectNewElement(&row, element, found, layer, false);
+    }
+    if (level > top) {
+        enterpoint_node_ = element;
+        maxlevel_ = level;
+    }
+}
+
+hnswlib::tableint hnsw_graph::descend(hnswlib::tableint entry, const float* query, int top,
+                                      int level, const hnsw_space& space) {
+    float best = space.distance(query, entry);
+    for (int layer = top; layer > level; --layer) {
+        for (bool changed = true; changed;) {
+            changed = false;
+            const std::lock_guard lock(link_list_locks_[entry]);
+            hnswlib::linklistsizeint* list = get_linklist(entry, layer);
+            const auto* links = reinterpret_cast<const hnswlib::tableint*>(list + 1);
+            for (std::size_t j = 0, size = getListCount(list); j < size; ++j) {
+                if (links[j] > max_elements_) throw std::runtime_error("cand error");
+                if (const float d = space.distance(query, links[j]); d < best) {
+                    best = d;
+                    entry = links[j];
+                    changed = true;
+                }
+            }
+        }
+    }
+    return entry;
+}
+
+hnsw_graph::candidates hnsw_graph::search_layer(hnswlib::tableint entry, const float* query,
+                                                int layer, const hnsw_space& space) {
+    hnswlib::VisitedList* visited_list = visited_list_pool_->getFreeVisitedList();
+    const struct release {
+        hnswlib::VisitedListPool* pool;
+        hnswlib::VisitedList* list;
+        ~release() { pool->releaseVisitedList(list); }
+    } release{visited_list_pool_, visited_list};
+    hnswlib::vl_type* visited = visited_list->mass;
+    const hnswlib::vl_type tag = visited_list->curV;
+
+    candidates nearest;   // the best ef_construction so far, worst on top
+    candidates frontier;  // to expand, nearest on top (negated distances)
+    float bound = space.distance(query, entry);
+    nearest.emplace(bound, entry);
+    frontier.emplace(-bound, entry);
+    visited[entry] = tag;
+    while (!frontier.empty()) {
+        const auto [negated, node] = frontier.top();
+        if (-negated > bound && nearest.size() == ef_construction_) break;
+        frontier.pop();
+        const std::lock_guard lock(link_list_locks_[node]);
+        hnswlib::linklistsizeint* list =
+            layer == 0 ? get_linklist0(node) : get_linklist(node, layer);
+        const auto* links = reinterpret_cast<const hnswlib::tableint*>(list + 1);
+        const std::size_t size = getListCount(list);
+        if (size > 0) __builtin_prefetch(space.row_of(links[0]));
+        for (std::size_t j = 0; j < size; ++j) {
+            const hnswlib::tableint candidate = links[j];
+            if (j + 1 < size) {
+                __builtin_prefetch(visited + links[j + 1]);
+                __builtin_prefetch(space.row_of(links[j + 1]));
+            }
+            if (visited[candidate] == tag) continue;
+            visited[candidate] = tag;
+            const float d = space.distance(query, candidate);
+            if (nearest.size() < ef_construction_ || bound > d) {
+                frontier.emplace(-d, candidate);
+                nearest.emplace(d, candidate);
+                if (nearest.size() > ef_construction_) nearest.pop();
+                bound = nearest.top().first;
+            }
+        }
+    }
+    return nearest;
+}
 
 /**
  * @brief Runs fn(i) for i in [begin, end) on @p threads threads (0 = hardware concurrency),
@@ -495,8 +685,7 @@ hnsw_index::hnsw_index(std::shared_ptr<const matrix> shared, hnsw_params params,
     std::size_t reported = 0;  // touched by the calling thread only
     const auto add = [&](std::size_t i) {
         try {
-            const float* row = vectors.row(static_cast<Eigen::Index>(i)).data();
-            index_->addPoint(&row, i);  // the graph keeps the pointer (detail::hnsw_space)
+            index_->insert(i, *space_);  // the graph keeps a pointer to row i (detail::hnsw_space)
         } catch (const std::exception& e) {
             build_failed(e);
         }
@@ -508,7 +697,7 @@ hnsw_index::hnsw_index(std::shared_ptr<const matrix> shared, hnsw_params params,
         index_ =
             std::make_unique<detail::hnsw_graph>(space_.get(), std::max<std::size_t>(n, 1),
                                                  params_.m, params_.ef_construction, params_.seed);
-        space_->bind(*index_);
+        space_->bind(*index_, vectors.data());
     } catch (const std::exception& e) {
         build_failed(e);
     }
@@ -619,7 +808,7 @@ hnsw_index hnsw_index::load_checked(std::string_view bytes, std::shared_ptr<cons
     try {
         graph = std::make_unique<detail::hnsw_graph>(space.get(), file.path(), false,
                                                      std::max<std::size_t>(n, 1));
-        space->bind(*graph);
+        space->bind(*graph, vectors->data());
     } catch (const std::exception& e) {
         throw io_error(
             fmt::format("{}: cannot load the HNSW index: {}", source.string(), e.what()));
