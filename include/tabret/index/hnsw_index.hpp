@@ -40,12 +40,12 @@ class hnsw_graph;  // hnswlib's graph (index/hnsw_index.cpp)
  *
  * One copy of the vectors: the graph stores, for each item, a pointer to its row of a matrix
  * the index shares (with an exact_index over the same vectors, say), not the row itself, so
- * the index holds the vectors once plus the links (~150 bytes per item at M 16). Item i is
- * graph element i, so a distance computes the row's address instead of reading the element
- * (a file saved with other element ids loads with a table of those pointers, 8 bytes an item
- * more). The build is hnswlib's insertion with a bounds-checked prefetch of the next
- * candidate's row; one thread builds the graph hnswlib's addPoint builds. Files keep hnswlib
- * 0.6.2's format, vectors inline.
+ * the index holds the vectors once plus the links and hnswlib's bookkeeping (~260 bytes per
+ * item at M 16: docs/benchmarks.md §8). Item i is graph element i, so a distance computes the
+ * row's address instead of reading the element (a file saved with other element ids loads
+ * with a table of those pointers, 8 bytes an item more). The build is hnswlib's insertion
+ * with a bounds-checked prefetch of the next candidate's row; one thread builds the graph
+ * hnswlib's addPoint builds. Files keep hnswlib 0.6.2's format, vectors inline.
  *
  * Search width: hnswlib 0.6.2 searches with ef = max(ef_, k) inside searchKnn. ef_ is set to
  * `ef_search` once, when the index is built or loaded, and never changed afterwards, so a k
