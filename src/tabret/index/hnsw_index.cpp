@@ -212,12 +212,15 @@ void hnsw_graph::insert(hnswlib::labeltype label, const hnsw_space& space) {
         cur_element_count = std::max<std::size_t>(cur_element_count, element + std::size_t{1});
         level = getRandomLevel(mult_);
     }
-    const std::unique_lock element_lock(link_list_locks_[element]);
-    element_levels_[element] = level;
+    // The top level and entry point under `global`, held to the end by an element that raises
+    // them, and taken before the element's own lock, as a search takes link locks under
+    // `global` (hnswlib takes them the other way round and reads the entry unlocked).
     std::unique_lock top_lock(global);
     const int top = maxlevel_;
-    if (level <= top) top_lock.unlock();
     const hnswlib::tableint entry = enterpoint_node_;
+    if (level <= top) top_lock.unlock();
+    const std::unique_lock element_lock(link_list_locks_[element]);
+    element_levels_[element] = level;
 
     std::memset(data_level0_memory_ + element * size_data_per_element_ + offsetLevel0_, 0,
                 size_data_per_element_);
