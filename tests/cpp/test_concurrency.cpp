@@ -2,6 +2,8 @@
 // serial results. Tagged [concurrency]: `make tsan` runs these under ThreadSanitizer.
 #include <tabret/embedding/cached_embedder.hpp>
 #include <tabret/embedding/hashing_embedder.hpp>
+#include <tabret/index/exact_index.hpp>
+#include <tabret/index/hnsw_index.hpp>
 #include <tabret/index/table_index.hpp>
 #include <tabret/io/catalog_json.hpp>
 #include <tabret/retrieval/first_stage/bm25_retriever.hpp>
@@ -68,4 +70,18 @@ TEST_CASE("dense, hybrid and bm25 retrievers: 8 threads equal serial", "[concurr
     check(dense, o);
     check(hybrid, o);
     check(bm25, retrieve_options{.k = 5});
+}
+
+TEST_CASE("hnsw build on 4 threads finds what exact search finds", "[concurrency]") {
+    // Under TSan (make tsan) this is the check on hnsw_graph::insert's locking.
+    matrix data = test::random_rows(3000, 24, 5);
+    normalize_rows(data);
+    const hnsw_index index(data, {.m = 8, .ef_construction = 80, .ef_search = 80, .threads = 4});
+    const matrix queries = data.topRows(50);
+    const auto found = index.search(queries, 1);
+    std::size_t self = 0;
+    for (std::size_t q = 0; q < found.size(); ++q) self += found[q].at(0).id == q;
+    CHECK(self >= 48);  // each query is a row of the index: its own nearest neighbour
+    const auto loaded = hnsw_index::from_bytes(index.to_bytes(), 24, "built.hnsw");
+    CHECK(loaded.search(queries, 5) == index.search(queries, 5));
 }
