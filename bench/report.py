@@ -285,8 +285,8 @@ def dense_scale_section(s: dict[str, Any]) -> list[str]:
         "",
         f"`python3 -m bench.scale --embedding-cache DIR` ({s['queries']} questions, as above) "
         "with all-MiniLM-L6-v2's 384-dimensional vectors of the same texts, read from an "
-        "embedding cache (filled once: about 70 minutes for the 532,388 column texts on these "
-        "2 cores) and held in memory, so that a build and a query measure tabret only (the "
+        "embedding cache (filled once: 50 minutes to 2 hours for the 532,388 column texts on "
+        "these 2 cores) and held in memory, so that a build and a query measure tabret only (the "
         "model's time per question is §6's). *peak MiB* includes those in-memory vectors (about "
         "0.9 GiB at 532k). Kinds for dense vectors: *auto* (the default, as above: `pca` "
         "where the vectors take over 8 MiB), *int8* (exact: int8 codes, then the rows "

@@ -8,7 +8,7 @@ Parts (each writes JSON to build/bench/):
   scale       SocialDB and Spider 2.0-lite: build, latency, memory, HNSW recall (scale.json);
               Spider 2.0-lite with MiniLM vectors, every dense index kind (scale_minilm.json;
               vectors from the embedding cache $TABRET_EMBEDDING_CACHE, default
-              build/bench/embeddings, which the first run fills: about 70 minutes);
+              build/bench/embeddings, which the first run fills: 50 to 120 minutes);
               all of Spider 2.0-lite with table families collapsed (scale_families.json);
               DDL and catalog JSON over FK-chained tables (fk_scale.json);
               JoinGraph.build over 8k and 50k tables of one database (join_scale.json);

@@ -85,8 +85,8 @@ def _rss_mib() -> float:
 class Preloaded:
     """MiniLM vectors from an embedding cache (tabret.embedding_cache), held in memory so that
     an index build or a query costs tabret's time only (§6 measures the model's). A text the
-    cache lacks is embedded by MiniLM and stored (filling the cache once takes about 70
-    minutes for Spider 2.0-lite's columns on 2 cores)."""
+    cache lacks is embedded by MiniLM and stored (filling the cache once takes 50 minutes
+    to 2 hours for Spider 2.0-lite's columns on 2 cores, at 130 to 180 texts a second)."""
 
     def __init__(self, directory: str) -> None:
         from tabret.embedders import default_embedder
@@ -119,7 +119,7 @@ def _embedder(spec: dict[str, Any], cat: Catalog, questions: list[str]) -> Any:
 
 def fill_cache(config: dict[str, Any]) -> None:
     """Embeds what the rows of @p config will read and the cache lacks, before any of them is
-    timed: the first run's ~70 minutes of MiniLM must not count against a row's timeout (it
+    timed: the first run's hour or more of MiniLM must not count against a row's timeout (it
     once made the exact row time out, leaving the other rows nothing to be compared with)."""
     print(f"  filling the embedding cache for {config} ...", flush=True)
     root = data_dir()
