@@ -194,6 +194,19 @@ def _check(o: IndexOptions) -> None:
         raise ValueError(
             f"--column-stats needs a live database (sqlite or sqlalchemy), not {o.format}"
         )
+    if o.column_stats:
+        _require_sqlalchemy()
+
+
+def _require_sqlalchemy() -> None:
+    """--column-stats reads the database through SQLAlchemy: said before minutes of embedding."""
+    try:
+        import sqlalchemy  # noqa: F401
+    except ImportError as err:
+        raise ImportError(
+            "--column-stats reads the database through SQLAlchemy, which is not installed: "
+            "pip install 'sqlalchemy>=2.0'"
+        ) from err
 
 
 def _build_extras(
