@@ -66,6 +66,7 @@ class EvalOptions:
     catalog: str | None
     catalog_format: str
     identifiers: Identifiers
+    abbreviations: str | None
     families: FamiliesChoice
     copies: CopiesChoice
     score_copies: bool
@@ -253,6 +254,7 @@ def command(args: argparse.Namespace) -> int:
             catalog=args.catalog,
             catalog_format=args.catalog_format,
             identifiers=args.identifiers,
+            abbreviations=args.abbreviations,
             families=args.families,
             copies=args.copies,
             score_copies=args.score_copies,
@@ -287,7 +289,9 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         if o.catalog is not None:
             raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
         bench = load_benchmark(o.benchmark, o.data_dir)
-    bench = replace(bench, catalog=understood(bench.catalog, o.identifiers, o.keys))
+    bench = replace(
+        bench, catalog=understood(bench.catalog, o.identifiers, o.keys, o.abbreviations)
+    )
     if o.documents:
         from tabret.benchmarks import with_documents
 

@@ -43,6 +43,7 @@ class IndexOptions:
     columns: bool
     quiet: bool
     identifiers: Identifiers
+    abbreviations: str | None
     keys: Keys
     families: FamiliesChoice
     copies: CopiesChoice
@@ -136,6 +137,7 @@ def command(args: argparse.Namespace) -> int:
             columns=not args.no_columns,
             quiet=args.quiet,
             identifiers=args.identifiers,
+            abbreviations=args.abbreviations,
             keys=args.keys,
             families=args.families,
             copies=args.copies,
@@ -151,7 +153,7 @@ def run(o: IndexOptions) -> int:
     from tabret.index import TableIndex
 
     _check(o)
-    cat = understood(LOADERS[o.format](o.source), o.identifiers, o.keys)
+    cat = understood(LOADERS[o.format](o.source), o.identifiers, o.keys, o.abbreviations)
     if o.families == "collapse":
         from tabret.families import collapse_families
 
