@@ -31,7 +31,7 @@ from tabret._core import (
     load_crush_recordings,
     load_jar_decompositions,
 )
-from tabret._http import JsonEndpoint, Unsupported, excerpt
+from tabret._http import MIB, JsonEndpoint, Unsupported, excerpt
 from tabret.datasets import data_dir as _default_data_dir
 
 if TYPE_CHECKING:
@@ -239,11 +239,15 @@ class OpenAICompatibleLLM:
     identical prompts are sent once; answers keep the order of the prompts. :attr:`usage`
     counts requests, tokens and seconds; ``progress=True`` shows a bar over a batch's requests.
 
-    A request that fails with a connection error, a timeout (``timeout`` seconds per socket
-    operation), HTTP 429 or a 5xx status is retried up to ``max_retries`` times after
-    ``backoff * 2**attempt`` seconds (or the server's ``Retry-After``, at most 60 s); any other
-    4xx status fails at once. A failure raises :class:`tabret.LLMError` naming the URL, the status
-    and the start of the body; the rest of the batch is cancelled.
+    A request that fails with a connection error, a timeout, HTTP 429 or a 5xx status is retried
+    up to ``max_retries`` times after ``backoff * 2**attempt`` seconds (or the server's
+    ``Retry-After``, at most 60 s); any other 4xx status fails at once. ``timeout`` bounds each
+    attempt as a whole (connecting, sending, reading the whole answer, however slowly it comes);
+    ``total_timeout``, if given, bounds the request with all its attempts and waits. An answer
+    larger than ``max_response_bytes`` (default 16 MiB) is refused as soon as that is known, not
+    retried. A failure raises :class:`tabret.LLMError` naming the URL, the status and the start
+    of the body; the rest of the batch is cancelled.
+
 
     The API key is only ever sent to the origin of ``base_url``: a redirect elsewhere is an
     ``LLMError``, never followed (a 307/308 within the origin is re-sent as the same POST; a
@@ -263,8 +267,10 @@ class OpenAICompatibleLLM:
         max_tokens: int | None = 512,
         sampling: Sampling | Callable[[str], Sampling] | None = None,
         timeout: float = 60.0,
+        total_timeout: float | None = None,
         max_retries: int = 4,
         backoff: float = 0.5,
+        max_response_bytes: int = 16 * MIB,
         concurrency: int = 8,
         system_prompt: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
@@ -288,8 +294,10 @@ class OpenAICompatibleLLM:
             "error": LLMError,
             "api_key": api_key,
             "timeout": timeout,
+            "total_timeout": total_timeout,
             "max_retries": max_retries,
             "backoff": backoff,
+            "max_response_bytes": max_response_bytes,
             "headers": headers,
             "proxies": proxies,
         }
