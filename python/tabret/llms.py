@@ -10,7 +10,6 @@ raises reaches the caller with its own type.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -31,7 +30,7 @@ from tabret._core import (
     load_crush_recordings,
     load_jar_decompositions,
 )
-from tabret._http import MIB, JsonEndpoint, Unsupported, excerpt
+from tabret._http import MIB, JsonEndpoint, Unsupported, decode_json, excerpt
 from tabret.datasets import data_dir as _default_data_dir
 
 if TYPE_CHECKING:
@@ -99,6 +98,15 @@ def check_completions(name: str, prompts: Sequence[str], answers: object) -> lis
             )
         out.append(answer)
     return out
+
+
+def _encoding_error(text: str) -> UnicodeEncodeError | None:
+    """Why ``text`` cannot be encoded as UTF-8 (it holds a lone surrogate), or ``None``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return err
+    return None
 
 
 def complete(
@@ -248,6 +256,11 @@ class OpenAICompatibleLLM:
     retried. A failure raises :class:`tabret.LLMError` naming the URL, the status and the start
     of the body; the rest of the batch is cancelled.
 
+    An answer is checked before it is returned (and so before a :class:`CachedLLM` or a
+    recording keeps it): one that is not JSON (not UTF-8, invalid, nested too deeply), has no
+    ``choices[0]``, or whose content is missing, ``null``, not text, or not valid Unicode (a
+    lone surrogate such as ``"\\ud83d"``) raises :class:`tabret.LLMError` naming the URL. An
+    empty string is an answer (the model wrote nothing); ``null`` is not.
 
     The API key is only ever sent to the origin of ``base_url``: a redirect elsewhere is an
     ``LLMError``, never followed (a 307/308 within the origin is re-sent as the same POST; a
@@ -451,35 +464,43 @@ class OpenAICompatibleLLM:
         return body
 
     def _content(self, payload: bytes, api: str) -> tuple[str, dict[str, int]]:
+        """The completion in ``payload`` and the server's token counts; :class:`LLMError`
+        naming the URL for anything that is not a completion (see the class comment)."""
         problem = ""
-        endpoint = self._endpoints[api]
+        field = "choices[0].text" if api == "completions" else "choices[0].message.content"
         try:
-            data = json.loads(payload.decode("utf-8"))
+            data = decode_json(payload)
             choice = data["choices"][0]
             content = choice["text"] if api == "completions" else choice["message"]["content"]
-        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as err:
+        except (ValueError, KeyError, IndexError, TypeError) as err:
             problem = f"{type(err).__name__}: {err}"
         if problem:  # raised here, not chained to an exception that holds the whole payload
             kind = "completions" if api == "completions" else "chat-completions"
-            raise LLMError(
-                endpoint.scrub(
-                    f"{endpoint.url}: not a {kind} answer ({problem}): {excerpt(payload)}"
-                )
-            )
-        if content is None:
-            content = ""
+            raise self._answer_error(api, f"not a {kind} answer ({problem})", payload)
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-            content = "".join(
-                str(part.get("text", "")) for part in content if isinstance(part, dict)
-            )
+            texts = [
+                p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+            if not texts:
+                raise self._answer_error(api, f"{field} has no text part: no completion", payload)
+            content = "".join(texts)
+        if content is None:
+            raise self._answer_error(api, f"{field} is null: no completion", payload)
         if not isinstance(content, str):
-            raise LLMError(
-                endpoint.scrub(
-                    f"{endpoint.url}: message content is a {type(content).__name__}, not a str: "
-                    f"{excerpt(payload)}"
-                )
+            raise self._answer_error(
+                api, f"{field} is a {type(content).__name__}, not a str", payload
+            )
+        if (bad := _encoding_error(content)) is not None:
+            raise self._answer_error(
+                api,
+                f"{field} is not valid Unicode (a lone surrogate at character {bad.start})",
+                payload,
             )
         return content, _token_counts(data.get("usage"))
+
+    def _answer_error(self, api: str, problem: str, payload: bytes) -> LLMError:
+        endpoint = self._endpoints[api]
+        return LLMError(endpoint.scrub(f"{endpoint.url}: {problem}: {excerpt(payload)}"))
 
 
 def _token_counts(usage: object) -> dict[str, int]:

@@ -23,7 +23,8 @@ from local_http import serving
 from tabret import EmbeddingError, LLMError
 from tabret.cli import main
 from tabret.embedders import OpenAICompatibleEmbedder
-from tabret.llms import OpenAICompatibleLLM
+from tabret.llms import OpenAICompatibleLLM, ResponseCache
+from tabret.recordings import read_recording
 
 KEY = "sk-SECRET-bearer-0123456789"
 URL_PASSWORD = "pw-SECRET-in-userinfo-42"
@@ -361,7 +362,8 @@ def test_redact_url(url: str, shown: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Bounds: the answer's size and the time a call takes (issue 47, item 8)
+# Bounds: the answer's size, the time a call takes, answers that do not decode (issue 47, items
+# 8 and 11)
 
 MIB = 1024 * 1024
 
@@ -518,6 +520,39 @@ def test_timeout_settings_are_checked() -> None:
             OpenAICompatibleEmbedder("http://127.0.0.1:1/v1", "m", **options)  # type: ignore[arg-type]
 
 
+DEEP = "[" * 200_000 + "]" * 200_000
+#: Answers that are JSON only in name, by client kind: (answer, what the error says).
+UNDECODABLE: dict[str, tuple[str, bytes, str]] = {
+    "llm-lone-surrogate": (
+        "llm",
+        b'{"choices": [{"message": {"content": "schools(\\ud83d)"}}]}',
+        "choices[0].message.content is not valid Unicode (a lone surrogate at character 8)",
+    ),
+    "llm-deep-content": (
+        "llm",
+        f'{{"choices": [{{"message": {{"content": {DEEP}}}}}]}}'.encode(),
+        "nested too deeply to parse",
+    ),
+    "llm-deep-answer": ("llm", DEEP.encode(), "nested too deeply to parse"),
+    "embedder-deep-answer": ("embedder", DEEP.encode(), "nested too deeply to parse"),
+}
+
+
+@pytest.mark.parametrize(("kind", "answer", "says"), UNDECODABLE.values(), ids=list(UNDECODABLE))
+def test_an_undecodable_answer_is_the_clients_error(
+    serve: Callable[..., Server], kind: str, answer: bytes, says: str
+) -> None:
+    """A lone surrogate escape (``"\\ud83d"``) or 200,000-deep nesting used to escape as
+    RuntimeError (pybind11 cannot cast the str) or RecursionError; now LLMError /
+    EmbeddingError naming the URL, with no exception chained (it would hold the answer)."""
+    server = serve(lambda request: (200, {}, answer))
+    with pytest.raises(ERRORS[kind]) as caught:
+        _client(kind, f"{server.url}/v1")()
+    assert f"{server.url}/v1/{PATHS[kind]}: " in str(caught.value)
+    assert says in str(caught.value)
+    _assert_unchained(caught.value)
+
+
 # ---------------------------------------------------------------------------------------------
 # The command line
 
@@ -556,3 +591,31 @@ def test_cli_llm_url_with_credentials(
     assert "HTTP 401" in err
     assert "http://***@127.0.0.1:" in err
     _assert_clean(err)
+
+
+def test_cli_never_caches_or_records_a_null_answer(
+    serve: Callable[..., Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 47, item 2, end to end: `tabret query … --llm-cache C --llm-record R` against a
+    server answering ``"content": null`` fails naming the endpoint, and neither the cache nor the
+    recording holds an answer (they used to hold ``''``, and every later run reused it)."""
+    for proxy in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(proxy, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("TABRET_LLM_API_KEY", raising=False)
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    server = serve(_answer({"choices": [{"message": {"content": None}}]}))
+    cache, recording = tmp_path / "cache.sqlite", tmp_path / "answers.jsonl"
+    query = ["query", str(out), "How many customers?", "--method", "crush", "--llm-api", "chat"]
+    storing = ["--llm-cache", str(cache), "--llm-record", str(recording)]
+    capsys.readouterr()
+    assert main([*query, "--llm-url", f"{server.url}/v1", *storing]) == 1
+    err = capsys.readouterr().err
+    assert f"{server.url}/v1/chat/completions: choices[0].message.content is null" in err
+    assert len(ResponseCache(cache)) == 0
+    assert read_recording(recording) == {}
