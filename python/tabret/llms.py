@@ -4,8 +4,9 @@ answers the papers recorded.
 An LLM is anything with a ``name`` and ``__call__(prompts: list[str]) -> list[str]``: one batch
 of prompts in, one completion per prompt out, in order. tabret never calls it with an empty
 batch, sends identical prompts of a batch once, and checks every answer (a list of ``str`` of the
-right length; anything else is a ``TypeError`` or :class:`tabret.LLMError`). An exception the LLM
-raises reaches the caller with its own type.
+right length, each valid Unicode; anything else is a ``TypeError`` or :class:`tabret.LLMError`)
+before anything caches, records or parses it. An exception the LLM raises reaches the caller
+with its own type.
 """
 
 from __future__ import annotations
@@ -81,7 +82,9 @@ class LLM(Protocol):
 def check_completions(name: str, prompts: Sequence[str], answers: object) -> list[str]:
     """Checks an LLM's answer to ``prompts``: a list (or other sequence, not a ``str``) of
     exactly one ``str`` per prompt. Raises ``TypeError`` for the wrong kind of answer and
-    :class:`LLMError` for the wrong count; returns the answer as a list."""
+    :class:`LLMError` for the wrong count or a completion that is not valid Unicode (a lone
+    surrogate such as ``"\\ud83d"``, which no UTF-8 text can hold; the ``UnicodeEncodeError`` is
+    its ``__cause__``); returns the answer as a list."""
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
         raise TypeError(
             f"LLM '{name}' must return a list of str (one per prompt), got {type(answers).__name__}"
@@ -96,6 +99,11 @@ def check_completions(name: str, prompts: Sequence[str], answers: object) -> lis
             raise TypeError(
                 f"LLM '{name}' returned completion {i} as a {type(answer).__name__}, not a str"
             )
+        if (bad := _encoding_error(answer)) is not None:
+            raise LLMError(
+                f"LLM '{name}' returned completion {i} with a lone surrogate at character "
+                f"{bad.start}: not valid Unicode"
+            ) from bad
         out.append(answer)
     return out
 
@@ -109,12 +117,25 @@ def _encoding_error(text: str) -> UnicodeEncodeError | None:
     return None
 
 
+def _checked_llm(
+    llm: LLM | NativeLLM | Callable[[list[str]], list[str]], name: str | None = None
+) -> LLM | NativeLLM | Callable[[list[str]], list[str]]:
+    """``llm`` as tabret's C++ code takes it: a C++ LLM (or a wrapper of one) as it is, a Python
+    one behind :func:`check_completions` under ``name`` (default: its own), so that C++ receives
+    only checked answers. Anything that is not callable is returned as it is (the C++ side
+    refuses it with a ``TypeError``)."""
+    native = isinstance(llm, NativeLLM) or isinstance(getattr(llm, "native", None), NativeLLM)
+    if native or isinstance(llm, CallableLLM) or not callable(llm):
+        return llm
+    return CallableLLM(llm, name or _name_of(llm))
+
+
 def complete(
     llm: LLM | NativeLLM | Callable[[list[str]], list[str]], prompts: list[str]
 ) -> list[str]:
     """Asks ``llm`` for ``prompts`` in one batch, each distinct prompt once (none for an empty
     list), and checks the answer. A C++ LLM (replay, cache) runs without the GIL."""
-    return _core.complete(llm, prompts)
+    return _core.complete(_checked_llm(llm), prompts)
 
 
 class CallableLLM:
@@ -532,8 +553,10 @@ class _NativeLLMWrapper:
 class CachedLLM(_NativeLLMWrapper):
     """``llm`` behind a :class:`ResponseCache` under the name ``model`` (default ``llm.name``):
     cached prompts cost nothing, the misses of a batch go to ``llm`` in one deduplicated batch
-    and are stored (committed to the cache's SQLite file, if any, in one transaction). Runs in
-    C++; a Python ``llm`` is called with the GIL once per batch."""
+    and are stored (committed to the cache's SQLite file, if any, in one transaction) once the
+    whole answer has passed :func:`check_completions`: a failed or malformed answer is never
+    stored, so the next call asks again. Runs in C++; a Python ``llm`` is called with the GIL
+    once per batch."""
 
     def __init__(
         self,
@@ -547,7 +570,7 @@ class CachedLLM(_NativeLLMWrapper):
             cache = ResponseCache(cache)
         self._model = model or _name_of(llm)
         self._cache = cache
-        self._native = _core.cached_llm(llm, self._model, cache)
+        self._native = _core.cached_llm(_checked_llm(llm, self._model), self._model, cache)
 
     @property
     def name(self) -> str:

@@ -1140,3 +1140,79 @@ def test_misbehaving_llm_through_every_method(
     _, index, graph = switched
     with pytest.raises(error, match=message):
         RETRIEVERS[method](index, graph, answer).retrieve(["How many beds?"], 3)
+
+
+# --- answers that are no text (issue 47, item 11) -------------------------------------------
+
+# A completion with a lone surrogate (what json.loads makes of "\ud83d") cannot become UTF-8: it
+# escaped from C++ as RuntimeError("Unable to cast Python instance of type <class 'str'>").
+NOT_UNICODE = "schools(\ud83d)"
+
+
+@pytest.mark.parametrize("method", ["crush", "murre", "greedy-join", "reverse-questions"])
+def test_an_answer_that_is_not_unicode_is_an_llm_error_through_every_method(
+    switched: tuple[Switch, TableIndex, JoinGraph], method: str
+) -> None:
+    _, index, graph = switched
+    with pytest.raises(tabret.LLMError, match=r"LLM '.*' returned completion 0 with a lone") as e:
+        RETRIEVERS[method](index, graph, lambda p: [NOT_UNICODE] * len(p)).retrieve(["Q?"], 3)
+    assert isinstance(e.value.__cause__, UnicodeEncodeError)
+
+
+def test_an_answer_that_is_not_unicode_is_never_cached(tmp_path: Path) -> None:
+    from tabret.llms import CachedLLM, ResponseCache, complete
+
+    def bad(prompts: list[str]) -> list[str]:
+        return [NOT_UNICODE] * len(prompts)
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    for call in (lambda: complete(bad, ["p"]), lambda: CachedLLM(bad, cache, model="m")(["p"])):
+        with pytest.raises(tabret.LLMError, match=r"LLM '.*' returned completion 0") as e:
+            call()
+        assert isinstance(e.value.__cause__, UnicodeEncodeError)
+    assert len(cache) == 0
+
+
+def _http_llm(answer: bytes) -> Any:
+    """A server on 127.0.0.1 answering ``answer`` to every POST, and a client of it."""
+    from http.server import BaseHTTPRequestHandler
+
+    from local_http import serving
+    from tabret.llms import OpenAICompatibleLLM
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    context = serving(Handler)
+    url = context.__enter__()
+    llm = OpenAICompatibleLLM(f"{url}/v1", "m", timeout=10, max_retries=0, proxies={})
+    return context, llm
+
+
+HTTP_ANSWERS = {
+    "lone-surrogate": b'{"choices": [{"message": {"content": "schools(\\ud83d)"}}]}',
+    "deep-nesting": ("[" * 200_000 + "]" * 200_000).encode(),
+}
+
+
+@pytest.mark.parametrize("method", ["crush", "murre", "greedy-join", "reverse-questions"])
+@pytest.mark.parametrize("answer", HTTP_ANSWERS.values(), ids=list(HTTP_ANSWERS))
+def test_an_undecodable_http_answer_is_an_llm_error_through_every_method(
+    switched: tuple[Switch, TableIndex, JoinGraph], method: str, answer: bytes
+) -> None:
+    """The same answers from a server (RuntimeError / RecursionError before)."""
+    _, index, graph = switched
+    context, llm = _http_llm(answer)
+    try:
+        with pytest.raises(tabret.LLMError, match=r"/v1/chat/completions: "):
+            RETRIEVERS[method](index, graph, llm).retrieve(["How many beds?"], 3)
+    finally:
+        context.__exit__(None, None, None)
