@@ -478,7 +478,9 @@ class JsonEndpoint:
             f"{self.url}: {what} failed after {attempts} attempts{within}; last error: {last}"
         )
 
-    def _request(self, url: str, deadline: float, data: bytes | None = None) -> Any:
+    def _request(
+        self, url: str, deadline: float, data: bytes | None = None
+    ) -> urllib.request.Request:
         """A request of this endpoint (POST with ``data``, else GET) whose attempt must be over
         by ``deadline`` (``time.monotonic()``)."""
         headers = (

@@ -8,8 +8,10 @@ import json
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,7 @@ import numpy as np
 import pytest
 
 import tabret
+from local_http import serving
 from tabret import Catalog
 from tabret.benchmarks import load_benchmark
 from tabret.cli import main
@@ -24,7 +27,14 @@ from tabret.crush import CrushRetriever
 from tabret.embedders import CallableEmbedder, HashingEmbedder
 from tabret.index import DenseRetriever, TableIndex
 from tabret.join import GreedyJoinRetriever, JoinGraph
-from tabret.llms import load_crush_recordings, load_jar_decompositions
+from tabret.llms import (
+    CachedLLM,
+    OpenAICompatibleLLM,
+    ResponseCache,
+    complete,
+    load_crush_recordings,
+    load_jar_decompositions,
+)
 from tabret.murre import MurreRetriever
 from tabret.reverse import GeneratedQuestions
 from tabret.rewriting import MurreRewriter
@@ -1160,25 +1170,24 @@ def test_an_answer_that_is_not_unicode_is_an_llm_error_through_every_method(
 
 
 def test_an_answer_that_is_not_unicode_is_never_cached(tmp_path: Path) -> None:
-    from tabret.llms import CachedLLM, ResponseCache, complete
-
     def bad(prompts: list[str]) -> list[str]:
         return [NOT_UNICODE] * len(prompts)
 
     cache = ResponseCache(tmp_path / "cache.sqlite")
-    for call in (lambda: complete(bad, ["p"]), lambda: CachedLLM(bad, cache, model="m")(["p"])):
+    calls: list[Callable[[], object]] = [
+        lambda: complete(bad, ["p"]),
+        lambda: CachedLLM(bad, cache, model="m")(["p"]),
+    ]
+    for call in calls:
         with pytest.raises(tabret.LLMError, match=r"LLM '.*' returned completion 0") as e:
             call()
         assert isinstance(e.value.__cause__, UnicodeEncodeError)
     assert len(cache) == 0
 
 
-def _http_llm(answer: bytes) -> Any:
-    """A server on 127.0.0.1 answering ``answer`` to every POST, and a client of it."""
-    from http.server import BaseHTTPRequestHandler
-
-    from local_http import serving
-    from tabret.llms import OpenAICompatibleLLM
+@contextmanager
+def _http_llm(answer: bytes) -> Iterator[OpenAICompatibleLLM]:
+    """A client of a server on 127.0.0.1 that answers ``answer`` to every POST."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -1191,10 +1200,8 @@ def _http_llm(answer: bytes) -> Any:
             self.end_headers()
             self.wfile.write(answer)
 
-    context = serving(Handler)
-    url = context.__enter__()
-    llm = OpenAICompatibleLLM(f"{url}/v1", "m", timeout=10, max_retries=0, proxies={})
-    return context, llm
+    with serving(Handler) as url:
+        yield OpenAICompatibleLLM(f"{url}/v1", "m", timeout=10, max_retries=0, proxies={})
 
 
 HTTP_ANSWERS = {
@@ -1210,9 +1217,5 @@ def test_an_undecodable_http_answer_is_an_llm_error_through_every_method(
 ) -> None:
     """The same answers from a server (RuntimeError / RecursionError before)."""
     _, index, graph = switched
-    context, llm = _http_llm(answer)
-    try:
-        with pytest.raises(tabret.LLMError, match=r"/v1/chat/completions: "):
-            RETRIEVERS[method](index, graph, llm).retrieve(["How many beds?"], 3)
-    finally:
-        context.__exit__(None, None, None)
+    with _http_llm(answer) as llm, pytest.raises(tabret.LLMError, match="/v1/chat/completions: "):
+        RETRIEVERS[method](index, graph, llm).retrieve(["How many beds?"], 3)
