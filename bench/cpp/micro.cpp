@@ -1,6 +1,7 @@
 // Google Benchmark micro-benchmarks of tabret's hot loops on synthetic inputs (issue 11):
 // top-k selection, exact and HNSW search, BM25, CRUSH selection, greedy join, exact JAR, the ATR
-// sliding window and the hashing embedder. Run: build/bench/bench/cpp/tabret_bench.
+// sliding window, the hashing embedder and the LLM-answer parser. Run:
+// build/bench/bench/cpp/tabret_bench.
 
 #include <cstddef>
 #include <memory>
@@ -186,5 +187,16 @@ void BM_SlidingWindow(benchmark::State& state) {
 BENCHMARK(BM_SlidingWindow)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
+
+// A hallucinated schema of n lines, each item written twice: the parser keeps each once (one
+// hash look-up per item, so the time grows linearly with n).
+void BM_ParseLongAnswer(benchmark::State& state) {
+    std::string answer;
+    const auto n = static_cast<std::size_t>(state.range(0));
+    for (std::size_t i = 0; i < n; ++i) answer += fmt::format("table_{}(a, b, c)\n", i % (n / 2));
+    for (auto _ : state) benchmark::DoNotOptimize(parse_hallucinated_schema(answer));
+    state.SetComplexityN(state.range(0));
+}
+BENCHMARK(BM_ParseLongAnswer)->Arg(2000)->Arg(20000)->Complexity()->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

@@ -102,6 +102,26 @@ def test_question_fixture(case: dict[str, Any]) -> None:
 # A few more messy answers, written for the Python side
 
 
+def test_long_answers_parse_each_item_once_and_huge_ones_are_refused() -> None:
+    """A 20,000-line answer keeps each item once, in answer order (the duplicate check is a
+    hash look-up: bench/cpp/micro.cpp's BM_ParseLongAnswer times it); an answer over the 1 MiB
+    a parser reads is an LLMParseError before any work, for every parser."""
+    lines = [f"table_{i % 10_000}(a, b)" for i in range(20_000)]  # each item twice
+    probes = parse_hallucinated_schema("\n".join(lines))
+    assert [p.text for p in probes[:3]] == ["table_0.a", "table_0.b", "table_1.a"]
+    assert len(probes) == 20_000
+    completion = parse_completion("\n".join(lines))
+    assert completion.lines[:2] == ["table_0(a, b)", "table_1(a, b)"]
+    assert len(completion.lines) == 10_000
+    huge = "x(y)\n" * 209_716  # 1 MiB and 4 bytes
+    for parse in (parse_hallucinated_schema, parse_completion, parse_decomposition):
+        with pytest.raises(tabret.LLMParseError, match="over the 1048576 bytes a parser reads"):
+            parse(huge)
+    with pytest.raises(tabret.LLMParseError, match="max_answer_bytes"):
+        parse_question(huge)
+    assert parse_hallucinated_schema(huge[: 1 << 20])[0].text == "x.y"  # at the bound: read
+
+
 def test_schema_parser_messy_answers() -> None:
     answer = (
         "Sure! Here is the schema you asked for:\n```sql\n"

@@ -292,7 +292,10 @@ class coverage_removal_rewriter {
                 it = concepts.end() - 1;
             }
             auto& attrs = attributes[static_cast<std::size_t>(it - concepts.begin())];
-            if (!sq.attribute.empty()) detail::rw::push_unique(attrs, sq.attribute);
+            // a question's few sub-queries: a scan is cheaper than a set here
+            if (!sq.attribute.empty() &&
+                std::find(attrs.begin(), attrs.end(), sq.attribute) == attrs.end())
+                attrs.push_back(sq.attribute);
         }
         std::vector<std::string> out;
         for (std::size_t i = 0; i < concepts.size(); ++i)

@@ -9,7 +9,9 @@
 /// list markers (`-`, `*`, `+`, `•`, `1.`, `1)`, `(1)`, `#1`) and enclosing quotes/backticks/`**`
 /// are stripped; blank lines are dropped. A made-up next few-shot example (a later line starting
 /// `Question: ` or `Table: `, as completion-style models write) is cut off first. All parsers
-/// are pure functions and thread-safe.
+/// are pure functions and thread-safe, linear in the answer's length, and refuse an answer of
+/// more than max_answer_bytes (an llm_parse_error): no prompt here asks for more than a few
+/// hundred lines.
 
 #include <algorithm>
 #include <array>
@@ -17,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -56,6 +59,21 @@ class llm_parse_error : public parse_error {
 };
 
 /** @brief One hallucinated schema element: CRUSH embeds `table.column` (text()). */
+/// The longest LLM answer a parser reads (1 MiB): a longer one is a model gone wrong, refused
+/// before any work (llm_parse_error).
+inline constexpr std::size_t max_answer_bytes = std::size_t{1} << 20;
+
+namespace detail::rw {
+/// @throws llm_parse_error (of @p parser) when @p text is over max_answer_bytes.
+inline void check_answer_size(const char* parser, std::string_view text) {
+    if (text.size() <= max_answer_bytes) return;
+    throw llm_parse_error(parser, std::string(text.substr(0, 4096)),
+                          fmt::format("an answer of {} bytes, over the {} bytes a parser reads "
+                                      "(max_answer_bytes)",
+                                      text.size(), max_answer_bytes));
+}
+}  // namespace detail::rw
+
 struct probe {
     std::string table;   ///< Empty for the whole-answer fallback probe.
     std::string column;  ///< Empty for a table written without columns.
@@ -485,10 +503,26 @@ inline std::string_view strip_unbalanced_quote(std::string_view s) {
     return trim(s);
 }
 
+/// What makes two parsed values the same (a probe: its table and its column).
+inline std::string unique_key(const std::string& s) { return s; }
+inline std::string unique_key(const probe& p) { return fmt::format("{}\x1f{}", p.table, p.column); }
+
+/// Appends to a list the values it does not hold yet, in first-seen order, with one hash
+/// look-up a value (a scan of the list per value made a 100k-line answer quadratic).
 template <class T>
-void push_unique(std::vector<T>& v, T x) {
-    if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(std::move(x));
-}
+class unique_appender {
+  public:
+    explicit unique_appender(std::vector<T>& out) : out_(out) {
+        for (const auto& x : out_) seen_.insert(unique_key(x));
+    }
+    void operator()(T x) {
+        if (seen_.insert(unique_key(x)).second) out_.push_back(std::move(x));
+    }
+
+  private:
+    std::vector<T>& out_;
+    std::unordered_set<std::string> seen_;
+};
 
 }  // namespace detail::rw
 
@@ -510,15 +544,16 @@ void push_unique(std::vector<T>& v, T x) {
  */
 inline std::vector<probe> parse_hallucinated_schema(
     std::string_view text, schema_fallback fallback = schema_fallback::whole_answer) {
+    detail::rw::check_answer_size("hallucinated schema", text);
     const auto lines = detail::rw::content_lines(detail::rw::cut_continuation(text));
     if (lines.empty())
         throw llm_parse_error("hallucinated schema", std::string(text), "empty answer");
     std::vector<probe> probes;
+    detail::rw::unique_appender<probe> add(probes);
     for (const auto& line : lines) {
         for (const auto& item : detail::rw::scan_table_items(line, detail::rw::item_mode::crush)) {
-            if (item.columns.empty()) detail::rw::push_unique(probes, probe{item.name, {}});
-            for (const auto& col : item.columns)
-                detail::rw::push_unique(probes, probe{item.name, col});
+            if (item.columns.empty()) add(probe{item.name, {}});
+            for (const auto& col : item.columns) add(probe{item.name, col});
         }
     }
     if (!probes.empty()) return probes;
@@ -538,6 +573,7 @@ inline std::vector<probe> parse_hallucinated_schema(
  * @throws llm_parse_error for an empty answer or one with only filler.
  */
 inline std::string parse_question(std::string_view text) {
+    detail::rw::check_answer_size("question", text);
     const auto lines = detail::rw::answer_lines(detail::rw::cut_continuation(text),
                                                 detail::rw::label_mode::question);
     if (lines.empty()) throw llm_parse_error("question", std::string(text), "no question found");
@@ -572,6 +608,7 @@ inline std::string parse_question(std::string_view text) {
  */
 inline completion parse_completion(std::string_view text,
                                    completion_form form = completion_form::tables) {
+    detail::rw::check_answer_size("completion", text);
     const auto body = detail::rw::from_answer_label(detail::rw::cut_continuation(text));
     const auto lines = detail::rw::answer_lines(body, detail::rw::label_mode::any);
     if (lines.empty()) throw llm_parse_error("completion", std::string(text), "empty answer");
@@ -580,12 +617,12 @@ inline completion parse_completion(std::string_view text,
     if (!first_has_table && detail::rw::is_none_answer(lines.front())) return {true, {}};
     if (form == completion_form::question) return {false, {parse_question(body)}};
     completion out;
+    detail::rw::unique_appender<std::string> add(out.lines);
     for (const auto& line : lines)
         for (const auto& item : detail::rw::scan_table_items(line, detail::rw::item_mode::murre))
-            detail::rw::push_unique(out.lines, detail::rw::render_item(item));
+            add(detail::rw::render_item(item));
     if (out.lines.empty())
-        for (const auto& line : lines)
-            detail::rw::push_unique(out.lines, detail::rw::collapse_spaces(line));
+        for (const auto& line : lines) add(detail::rw::collapse_spaces(line));
     return out;
 }
 
@@ -713,8 +750,9 @@ inline std::optional<subquery> to_subquery(std::string_view raw) {
  * @throws llm_parse_error for an empty answer or one without any sub-query.
  */
 inline std::vector<subquery> parse_decomposition(std::string_view text) {
+    detail::rw::check_answer_size("decomposition", text);
     std::vector<subquery> out;
-    std::vector<std::string> seen;
+    std::unordered_set<std::string> seen;
     for (const auto& raw : detail::rw::content_lines(detail::rw::cut_continuation(text))) {
         const auto line = detail::rw::strip_decomposition_label(detail::rw::strip_preface(raw));
         if (line.empty() || detail::rw::is_prose(line)) continue;
@@ -722,9 +760,7 @@ inline std::vector<subquery> parse_decomposition(std::string_view text) {
             for (const auto& piece : detail::rw::split_subqueries(part)) {
                 auto sq = detail::rw::to_subquery(piece);
                 if (!sq) continue;
-                auto key = detail::rw::to_lower(sq->text());
-                if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-                seen.push_back(std::move(key));
+                if (!seen.insert(detail::rw::to_lower(sq->text())).second) continue;
                 out.push_back(std::move(*sq));
             }
     }
