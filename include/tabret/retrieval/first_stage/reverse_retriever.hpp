@@ -146,8 +146,27 @@ class reverse_retriever {
     }
 
   private:
-    /// Top-@p k tables by R per query row, a block of tables at a time (scores stay bounded).
+    /**
+     * @brief Top-@p k tables by R per query row, ties by id. The block scan (matrix products a
+     * block of tables at a time, so memory stays bounded) proposes k + max(k, 16); those are
+     * re-scored one pair at a time (scores(): the same value alone and in any batch, whose
+     * products round differently) and cut to k, so a question's near-ties (R within a few
+     * 1e-7) rank the same in a batch as alone, and a table's score is its trace's R.
+     */
     std::vector<hits> fused_top(const matrix& q, std::size_t k) const {
+        auto out = scanned_top(q, k + std::max<std::size_t>(k, 16));
+        for (std::size_t i = 0; i < out.size(); ++i) {
+            for (auto& h : out[i]) h.score = scores(q, i, h.id).fused;
+            std::sort(out[i].begin(), out[i].end(), [](const hit& a, const hit& b) {
+                return a.score != b.score ? a.score > b.score : a.id < b.id;
+            });
+            if (out[i].size() > k) out[i].resize(k);
+        }
+        return out;
+    }
+
+    /// Top-@p k tables by R per query row from the block scan's matrix products.
+    std::vector<hits> scanned_top(const matrix& q, std::size_t k) const {
         const auto& s = index_.tables().vectors();
         const auto& g = questions_.vectors().vectors();
         const auto n = static_cast<std::size_t>(s.rows());
