@@ -231,25 +231,29 @@ void register_selectors(py::module_& m) {
     def_retrieve(greedy);
 
     py::class_<py_exact, std::shared_ptr<py_exact>> exact(m, "JarExactRetriever");
-    def_init(exact,
-             py::init([](std::shared_ptr<const table_index> index,
-                         std::shared_ptr<const join_graph> graph, const py::object& embed,
-                         const std::string& name, const py::object& rewriter,
-                         std::size_t candidates, const std::vector<float>& w,
-                         const std::string& connected, const py::object& first) {
-                 if (w.size() != 5)
-                     throw py::value_error(
-                         fmt::format("weights must be five numbers [w1..w5], got {}", w.size()));
-                 return make_join_retriever<jar_exact_retriever>(
-                     std::move(index), std::move(graph), embed, name, rewriter,
-                     jar_exact_options{
-                         candidates, {w[0], w[1], w[2], w[3], w[4]}, to_connectivity(connected)},
-                     first);
-             }),
-             py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
-             py::arg("rewriter"), py::arg("candidates") = jar_exact_options{}.candidates,
-             py::arg("weights") = to_vector(jar_exact_options{}.weights),
-             py::arg("connectivity") = "soft", py::arg("first") = py::none());
+    def_init(
+        exact,
+        py::init([](std::shared_ptr<const table_index> index,
+                    std::shared_ptr<const join_graph> graph, const py::object& embed,
+                    const std::string& name, const py::object& rewriter, std::size_t candidates,
+                    const std::vector<float>& w, const std::string& connected,
+                    const py::object& first, std::size_t max_nodes) {
+            if (w.size() != 5)
+                throw py::value_error(
+                    fmt::format("weights must be five numbers [w1..w5], got {}", w.size()));
+            return make_join_retriever<jar_exact_retriever>(
+                std::move(index), std::move(graph), embed, name, rewriter,
+                jar_exact_options{candidates,
+                                  {w[0], w[1], w[2], w[3], w[4]},
+                                  to_connectivity(connected),
+                                  max_nodes},
+                first);
+        }),
+        py::arg("index"), py::arg("graph"), py::arg("embed"), py::arg("embedder_name"),
+        py::arg("rewriter"), py::arg("candidates") = jar_exact_options{}.candidates,
+        py::arg("weights") = to_vector(jar_exact_options{}.weights),
+        py::arg("connectivity") = "soft", py::arg("first") = py::none(),
+        py::arg("max_nodes") = jar_exact_options{}.max_nodes);
     def_retrieve(exact);
 
     py::class_<routing_options>(m, "RoutingOptions", "Database routing's options (defaults).")

@@ -801,6 +801,7 @@ class JarExactRetriever:
         weights: list[float] = ...,
         connectivity: Literal["soft", "strict"] = "soft",
         first: FirstStageFn | None = None,
+        max_nodes: int = 4194304,
     ) -> None: ...
     def retrieve(
         self, questions: list[str], k: int = 10, k_columns: int = 0

@@ -221,7 +221,10 @@ class JarExactRetriever(_NativeRetriever):
     (``tabret.eval.evaluate``'s default). ``weights``: "spider", "bird" or five numbers.
     ``connectivity``: "soft" (default; zero-weight edges may complete the join tree, so tables
     of other databases can fill up k) or "strict" (JAR's hard constraint over ω > 0 edges, with
-    a greedy fill where no connected set of k tables exists)."""
+    a greedy fill where no connected set of k tables exists). ``max_nodes`` bounds the search
+    per question (default 2^22: the whole search tree of 21 candidates, so the default 20 are
+    always searched to the end; 40 candidates could take 2^40): where it stops the search, the
+    best set found so far comes back, each of its tables traced ``jar-exact:bounded``."""
 
     ranks_columns = True
 
@@ -237,6 +240,7 @@ class JarExactRetriever(_NativeRetriever):
         ),
         connectivity: Literal["soft", "strict"] = _JAR["connectivity"],
         first: BaseRetriever | None = None,
+        max_nodes: int = _JAR["max_nodes"],
     ) -> None:
         w = list(JAR_WEIGHTS[weights] if isinstance(weights, str) else weights)
         self.index = index
@@ -250,6 +254,7 @@ class JarExactRetriever(_NativeRetriever):
             w,
             connectivity,
             _first_stage(first),
+            max_nodes,
         )
 
 

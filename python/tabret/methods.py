@@ -141,6 +141,7 @@ class JarExactOptions:
     connectivity: Literal["soft", "strict"] = field(
         default=_default(JarExactRetriever, "connectivity")
     )
+    max_nodes: int = field(default=_default(JarExactRetriever, "max_nodes"))
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,7 @@ def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> B
         weights=options.weights,
         connectivity=options.connectivity,
         first=inputs.first,
+        max_nodes=options.max_nodes,
     )
 
 

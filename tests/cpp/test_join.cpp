@@ -231,6 +231,34 @@ TEST_CASE("exact JAR is optimal and never below greedy on random problems", "[jo
     }
 }
 
+TEST_CASE("exact JAR's node bound stops the search with the best set found", "[join]") {
+    std::mt19937 rng(20261201);
+    const auto w = jar_weights::spider();
+    const auto p = random_problem(rng, 40, 3, 0.5);  // 2^40 nodes unbounded
+    const auto bounded = jar_exact_select(p, 10, w, connectivity::soft, 2000);
+    CHECK(bounded.bounded);
+    REQUIRE(bounded.order.size() == 10);
+    const auto strict = jar_exact_select(p, 10, w, connectivity::strict, 2000);
+    CHECK(strict.bounded);
+    CHECK(strict.order.size() == 10);
+    // At the default bound, 20 candidates are searched to the end: the bound never binds.
+    const auto small = random_problem(rng, 20, 3, 0.5);
+    for (std::size_t k : {3, 8, 12}) {
+        const auto exact = jar_exact_select(small, k, w);
+        CHECK_FALSE(exact.bounded);
+        CHECK(jar_objective(small, exact.order, w).total ==
+              Approx(
+                  jar_objective(
+                      small,
+                      jar_exact_select(small, k, w, connectivity::soft, std::size_t{1} << 30).order,
+                      w)
+                      .total));
+    }
+    const auto r = to_retrieval(p, bounded, "jar-exact", 0);
+    CHECK(std::count_if(r.trace.begin(), r.trace.end(),
+                        [](const auto& e) { return e.step == "jar-exact:bounded"; }) == 10);
+}
+
 TEST_CASE("the greedy and exact retrievers run end to end", "[join]") {
     const test::join_setup setup;
     const auto& [cat, e, index, graph, rw, qs] = setup;

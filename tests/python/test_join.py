@@ -235,7 +235,8 @@ def test_cli_join_methods(data_dir: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "single-hop+closure" in out
     assert "n@2" in out
     demo = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet"]
-    assert main([*demo, "--method", "greedy-join"]) == 1
+    assert main([*demo, "--method", "greedy-join"]) == 0  # no recordings: said, as query does
+    assert "no recorded JAR decompositions for 'demo'" in capsys.readouterr().err
 
 
 def test_column_stats_without_sqlalchemy_fails_before_embedding(
@@ -276,3 +277,21 @@ def test_eval_greedy_join_on_own_questions_falls_back_as_query_does(
     assert "no recorded JAR decompositions for 'mine'" in captured.err
     assert "each question is its own only sub-query" in captured.err
     assert "| greedy-join |" in captured.out
+
+
+def test_jar_exact_search_is_bounded_and_says_so() -> None:
+    """Issue 47 item 10: 40 candidates could need 2^40 search nodes a question; max_nodes stops
+    the search with the best set found, traced jar-exact:bounded; the default covers 20."""
+    from tabret.join import JarExactRetriever, JoinGraph
+
+    index = tabret.TableIndex.build(tabret.demo_catalog(), tabret.HashingEmbedder(), progress=False)
+    graph = JoinGraph.build(index, progress=False)
+    question = "Which doctors treated patients in wards with more than ten beds?"
+    wide = JarExactRetriever(index, graph, candidates=40, max_nodes=500).retrieve(question, 10)
+    assert len(wide.tables) == 10
+    steps = [e.step for e in wide.trace]
+    assert steps.count("jar-exact:bounded") == 10
+    exact = JarExactRetriever(index, graph).retrieve(question, 10)  # 20 candidates: searched out
+    assert "jar-exact:bounded" not in [e.step for e in exact.trace]
+    with pytest.raises(tabret.Error, match="max_nodes must be positive"):
+        JarExactRetriever(index, graph, max_nodes=0)

@@ -95,6 +95,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "jar-exact: soft (zero-weight edges may complete the join tree; default) or "
         "strict (JAR's hard connectivity over compatible tables, greedy fill where infeasible)",
     )
+    add_number(
+        j,
+        "--jar-max-nodes",
+        int,
+        jar.max_nodes,
+        "jar-exact: search nodes per question at most (the default covers the whole search of "
+        "21 candidates; beyond it the best set found is returned, traced jar-exact:bounded)",
+    )
     add_choice(
         j,
         "--join-graph",
@@ -119,7 +127,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def options(args: argparse.Namespace) -> JoinEval:
     auto = args.jar_weights == "auto"
-    jar = JarExactOptions(candidates=args.join_candidates, connectivity=args.jar_connectivity)
+    jar = JarExactOptions(
+        candidates=args.join_candidates,
+        connectivity=args.jar_connectivity,
+        max_nodes=args.jar_max_nodes,
+    )
     return JoinEval(
         closure={"off": [False], "on": [True], "both": [False, True]}[args.join_closure],
         closure_options=ClosureOptions(budget=args.closure_budget, mode=args.closure_mode),

@@ -51,6 +51,11 @@
 
 namespace tabret {
 
+/// jar_exact_select's default bound on search nodes per question: 2^22, the whole binary search
+/// tree of 21 candidates (each node takes or skips one), so up to 21 candidates are always
+/// searched to the end.
+inline constexpr std::size_t jar_default_max_nodes = std::size_t{1} << 22;
+
 /** @brief Whether a chosen set must be connected by ω > 0 edges (see the file comment). */
 enum class connectivity { soft, strict };
 
@@ -183,12 +188,13 @@ inline std::vector<std::vector<std::size_t>> components(const join_problem& p) {
 /// remaining ones. The assignment part is bounded by the best F per sub-query over the chosen
 /// and remaining nodes when every first assignment outweighs any extra one (w2 ≥ 2·w1, w5 ≤ 1;
 /// then the value is the top ⌊w5·J⌋ first-assignment values), else by its value over all nodes
-/// (it is monotone in S).
+/// (it is monotone in S). It visits at most @p nodes_left search nodes (shared by the searches
+/// of one question, decremented here); stopped() says when that bound, not the proof, ended it.
 class subset_search {
   public:
     subset_search(const join_problem& p, std::vector<std::size_t> nodes, std::size_t k,
-                  const jar_weights& w, bool strict)
-        : p_(p), nodes_(std::move(nodes)), k_(k), w_(w), strict_(strict) {
+                  const jar_weights& w, bool strict, std::size_t& nodes_left)
+        : p_(p), nodes_(std::move(nodes)), k_(k), w_(w), strict_(strict), nodes_left_(nodes_left) {
         const auto n = p.size(), m = p.subquery_count();
         std::vector<double> a(n, 0.0);
         for (auto u : nodes_) {
@@ -224,6 +230,9 @@ class subset_search {
         return found_;
     }
 
+    /// Whether the node bound ended the search (the best set found is then not proven best).
+    [[nodiscard]] bool stopped() const noexcept { return stopped_; }
+
   private:
     /// Bound of the assignment part given the best F per sub-query among the chosen nodes.
     double assignment_bound(std::size_t pos, const std::vector<float>& chosen_best) const {
@@ -243,6 +252,11 @@ class subset_search {
     }
 
     void visit(std::size_t pos, double chosen_value, const std::vector<float>& chosen_best) {
+        if (nodes_left_ == 0) {
+            stopped_ = true;
+            return;
+        }
+        --nodes_left_;
         if (chosen_.size() == k_) {
             const auto v = jar_objective(p_, chosen_, w_);
             if ((v.connected || !strict_) && v.total > *best_) {
@@ -281,6 +295,8 @@ class subset_search {
     double* best_ = nullptr;
     std::vector<std::size_t>* best_set_ = nullptr;
     bool found_ = false;
+    std::size_t& nodes_left_;
+    bool stopped_ = false;
 };
 
 /// Fills @p set up to @p k by greedy marginal objective (the non-exact fallback).
@@ -306,27 +322,36 @@ inline void fill_greedily(const join_problem& p, std::vector<std::size_t>& set, 
  * @brief The subset of min(k, N) candidates that maximises the JAR objective (see the file
  * comment for @p c). Tables come back ordered by their own contribution
  * w4·r_t + w1·max_j F_jt (best first), each with that score and the sub-query of its largest F
- * as reason. Thread-safe.
+ * as reason. The search visits at most @p max_nodes nodes (jar_default_max_nodes: the whole
+ * search tree of 21 candidates, so the default 20 are always searched to the end); where the
+ * bound ends it, the best set found so far is returned with `bounded` set. Thread-safe.
  */
 inline join_selection jar_exact_select(const join_problem& p, std::size_t k, const jar_weights& w,
-                                       connectivity c = connectivity::soft) {
+                                       connectivity c = connectivity::soft,
+                                       std::size_t max_nodes = jar_default_max_nodes) {
     join_selection s;
     k = std::min(k, p.size());
     if (k == 0) return s;
     double best = -std::numeric_limits<double>::infinity();
     std::vector<std::size_t> set;
+    std::size_t nodes_left = max_nodes;
     if (c == connectivity::soft) {
         std::vector<std::size_t> all(p.size());
         std::iota(all.begin(), all.end(), std::size_t{0});
-        detail::jar::subset_search(p, std::move(all), k, w, false).run(best, set);
+        detail::jar::subset_search search(p, std::move(all), k, w, false, nodes_left);
+        search.run(best, set);
+        s.bounded = search.stopped();
     } else {
         auto comps = detail::jar::components(p);
         std::size_t largest = 0;
         for (const auto& comp : comps) largest = std::max(largest, comp.size());
         const auto size = std::min(k, largest);
-        for (auto& comp : comps)
-            if (comp.size() >= size)
-                detail::jar::subset_search(p, comp, size, w, true).run(best, set);
+        for (auto& comp : comps) {
+            if (comp.size() < size) continue;
+            detail::jar::subset_search search(p, comp, size, w, true, nodes_left);
+            search.run(best, set);
+            s.bounded = s.bounded || search.stopped();
+        }
         detail::jar::fill_greedily(p, set, k, w);
     }
     const auto n = p.size(), m = p.subquery_count();
@@ -353,6 +378,9 @@ struct jar_exact_options {
     std::size_t candidates = 20;  ///< N: first-stage tables considered (at least k are taken).
     jar_weights weights = jar_weights::spider();
     connectivity connected = connectivity::soft;
+    /// Search nodes visited per question at most (jar_exact_select): a bound on the time of a
+    /// large N (40 candidates may need 2^40), never reached at the default N.
+    std::size_t max_nodes = jar_default_max_nodes;
 };
 
 /** @brief jar_exact_select as a join_aware_retriever selector. */
@@ -360,8 +388,9 @@ struct jar_exact_selector {
     static constexpr std::string_view step = "jar-exact";
     jar_weights weights;
     connectivity connected;
+    std::size_t max_nodes;
     join_selection operator()(const join_problem& p, std::size_t k) const {
-        return jar_exact_select(p, k, weights, connected);
+        return jar_exact_select(p, k, weights, connected, max_nodes);
     }
 };
 
@@ -383,7 +412,10 @@ class jar_exact_retriever : public join_aware_retriever<E, Rw, jar_exact_selecto
                         const Rw& rewriter, jar_exact_options options = {}, First first = {})
         : join_aware_retriever<E, Rw, jar_exact_selector, First>(
               index, graph, embedder, rewriter, options.candidates,
-              jar_exact_selector{options.weights, options.connected}, std::move(first)) {}
+              jar_exact_selector{options.weights, options.connected, options.max_nodes},
+              std::move(first)) {
+        if (options.max_nodes == 0) throw error("jar_exact: max_nodes must be positive");
+    }
 };
 
 }  // namespace tabret

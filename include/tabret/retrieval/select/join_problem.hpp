@@ -55,6 +55,9 @@ struct join_selection {
     std::vector<std::size_t> order;   ///< Indexes into join_problem::tables.
     std::vector<float> scores;        ///< Per chosen table (method-specific; documented there).
     std::vector<std::size_t> reason;  ///< Sub-query that most drove each choice.
+    /// The search stopped at its bound before it could prove the set best (jar-exact's
+    /// max_nodes): the trace says so at each chosen table (step `<step>:bounded`).
+    bool bounded = false;
 };
 
 namespace detail {
@@ -167,6 +170,11 @@ inline retrieval to_retrieval(const join_problem& p, const join_selection& s, st
         r.tables.push_back({p.tables[i], s.scores[k]});
         r.trace.push_back(
             {p.tables[i], std::string(step), p.subqueries.at(s.reason[k]), s.scores[k]});
+        if (s.bounded)
+            r.trace.push_back({p.tables[i], fmt::format("{}:bounded", step),
+                               "the search stopped at its bound: the best set found, not "
+                               "proven best",
+                               s.scores[k]});
     }
     for (const auto& e : p.origin)
         if (const auto at = std::find(p.tables.begin(), p.tables.end(), e.table);
