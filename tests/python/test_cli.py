@@ -366,3 +366,47 @@ def test_llm_local_without_the_extra_is_one_line(
     assert "llama-cpp-python[server]" in err
     assert "pip install 'tabret[local-llm]'" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def _demo_index(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> Path:
+    """The demo catalog indexed with the hashing embedder into ``tmp_path/idx`` (what the
+    command printed is read off)."""
+    from tabret.datasets import _demo_file
+
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    argv = ["index", "json", source, str(out), "--embedder", "hashing", "--quiet", *extra]
+    assert main(argv) == 0
+    capsys.readouterr()
+    return out
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "positionals"),
+    [
+        (["query", "IDX", "--k", "3", "Q1", "Q2"], "question", ["Q1", "Q2"]),
+        (["query", "--k", "3", "IDX", "Q1", "--json", "Q2"], "question", ["Q1", "Q2"]),
+        (["plot", "a.json", "--output", "x.png", "b.json"], "results", ["a.json", "b.json"]),
+    ],
+)
+def test_options_and_positional_lists_in_any_order(
+    argv: list[str], dest: str, positionals: list[str]
+) -> None:
+    """Options before, between and after a positional list (issue 47, item 16)."""
+    from tabret.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert getattr(args, dest) == positionals
+    assert args.k == 3 if argv[0] == "query" else args.output == "x.png"
+
+
+def test_query_with_options_before_the_question(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _demo_index(tmp_path, capsys)
+    question = "Which physicians work in each ward?"
+    assert main(["query", str(out), question, "--k", "3", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main(["query", str(out), "--k", "3", "--json", question]) == 0
+    assert json.loads(capsys.readouterr().out) == expected
+    assert len(expected[0]["tables"]) == 3
