@@ -135,3 +135,21 @@ def test_join_graph_and_generated_questions_report_progress(index: TableIndex) -
 
     with pytest.raises(KeyboardInterrupt):
         JoinGraph.build(index, progress=stop)
+
+
+def test_empty_questions_are_refused(index: TableIndex) -> None:
+    """An empty or whitespace-only question has nothing to rank by: a ValueError from every
+    retriever, not k tables at score 0 (issue 47, item 5)."""
+    from tabret.pipeline import GreedyJoin, Pipeline
+
+    retrievers = [
+        tabret.DenseRetriever(index),
+        tabret.LexicalRetriever(index),
+        Pipeline(tabret.DenseRetriever(index), GreedyJoin(JoinGraph.build(index))),
+    ]
+    for retriever in retrievers:
+        with pytest.raises(ValueError, match=r"^question is empty: there is nothing to"):
+            retriever.retrieve("", 3)
+        with pytest.raises(ValueError, match=r"^question 2 of 3 is empty \(whitespace only\)"):
+            retriever.retrieve(["ward", " \t\n", "patient"], 3)
+        assert len(retriever.retrieve(["ward"], 3)) == 1

@@ -410,3 +410,34 @@ def test_query_with_options_before_the_question(
     assert main(["query", str(out), "--k", "3", "--json", question]) == 0
     assert json.loads(capsys.readouterr().out) == expected
     assert len(expected[0]["tables"]) == 3
+
+
+def test_query_file_with_a_byte_order_mark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A UTF-8 BOM is skipped, as docs/reliability.md says (issue 47, item 11)."""
+    out = _demo_index(tmp_path, capsys)
+    questions = tmp_path / "q.txt"
+    questions.write_bytes("\ufeffWhich physicians?\r\nWhich wards?\r\n".encode())
+    assert main(["query", str(out), "--file", str(questions), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [r["question"] for r in got] == ["Which physicians?", "Which wards?"]
+
+
+def test_query_notes_fewer_tables_than_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BM25 returns only tables sharing a term with the question: the command says so
+    (issue 47, item 5); a full answer gets no note."""
+    out = _demo_index(tmp_path, capsys)
+    assert main(["query", str(out), "ward", "--method", "bm25", "--json"]) == 0
+    printed, errors = capsys.readouterr()
+    assert len(json.loads(printed)[0]["tables"]) == 2
+    assert (
+        "note: 2 of 5 tables came back: bm25 returns only tables that share a term with the "
+        "question" in errors
+    )
+    assert main(["query", str(out), "ward", "physician", "--method", "bm25", "--k", "2"]) == 0
+    assert "note" not in capsys.readouterr().err
+    assert main(["query", str(out), "ward", "--k", "2"]) == 0
+    assert "note" not in capsys.readouterr().err

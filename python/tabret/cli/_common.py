@@ -28,6 +28,17 @@ LOADERS: dict[str, Callable[[str], Catalog]] = {
 Options = argparse._ActionsContainer
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (a count of tables or questions)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def add_number(
     g: Options, flag: str, kind: type[int] | type[float], default: float, help: str
 ) -> None:
