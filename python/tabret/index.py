@@ -94,7 +94,7 @@ class TableIndex:
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
         ``: description``). ``kind``: ``auto`` (the default: the tables' and the columns'
-        vectors each get ``exact`` up to 32 MiB of float32 rows, above that ``sparse`` for
+        vectors each get ``exact`` up to 8 MiB of float32 rows, above that ``sparse`` for
         sparse vectors and ``pca`` for dense ones; :attr:`search_kinds` says which),
         ``exact`` (a dense scan), ``sparse`` (an inverted index,
         for the hashing embedder's sparse vectors; :class:`tabret.Error` for dense ones), ``int8``
