@@ -441,3 +441,27 @@ def test_query_notes_fewer_tables_than_k(
     assert "note" not in capsys.readouterr().err
     assert main(["query", str(out), "ward", "--k", "2"]) == 0
     assert "note" not in capsys.readouterr().err
+
+
+def test_index_embedding_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tabret index --embedding-cache DIR` keeps every table and column text's vector in DIR;
+    a second index of a changed catalog embeds only its new texts (issue 47, item 19)."""
+    from tabret import Catalog, DiskCachedEmbedder, HashingEmbedder, TableIndex
+    from tabret.datasets import _demo_file
+
+    cache = tmp_path / "cache"
+    _demo_index(tmp_path, capsys, "--embedding-cache", str(cache))
+    catalog = Catalog.from_json(_demo_file("catalog.json"))
+    with DiskCachedEmbedder(HashingEmbedder(), cache) as cached:
+        assert len(cached) == catalog.num_tables + catalog.num_columns
+    catalog.add_ddl_text("CREATE TABLE visit (id INT, ward_id INT);", "clinic")
+    changed = tmp_path / "changed.json"
+    catalog.save_json(changed)
+    argv = ["index", "json", str(changed), str(tmp_path / "idx2"), "--embedder", "hashing"]
+    assert main([*argv, "--quiet", "--embedding-cache", str(cache)]) == 0
+    with DiskCachedEmbedder(HashingEmbedder(), cache) as cached:
+        assert len(cached) == catalog.num_tables + catalog.num_columns  # 3 texts added
+        index = TableIndex.build(catalog, cached, progress=False)
+        assert cached.misses == 0
+    fresh = TableIndex.build(catalog, HashingEmbedder(), progress=False)
+    assert np.array_equal(np.asarray(index.core.table_vectors), fresh.core.table_vectors)
