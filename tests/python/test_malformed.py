@@ -404,6 +404,11 @@ def fifo(path: Path) -> Path:
     return path
 
 
+def directory(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 def spider_union_root(tmp: Path, questions: str) -> object:
     write(tmp / "spider" / "tables.json", json.dumps([PETS]))
     write(tmp / "murre" / "dataset" / "spider" / "dev.json", questions)
@@ -513,7 +518,7 @@ QUESTION_FILE_CASES = [
     ),
     Case(
         "your-questions-directory",
-        lambda tmp: questions_benchmark((tmp / "q.jsonl").mkdir() or tmp / "q.jsonl", PETS_CAT),
+        lambda tmp: questions_benchmark(directory(tmp / "q.jsonl"), PETS_CAT),
         tabret.FileError,
         r"{tmp}/q\.jsonl: is a directory, expected a file",
     ),
