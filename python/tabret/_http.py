@@ -15,15 +15,29 @@ Secrets stay where they belong:
 * ``path`` goes after the path of ``base_url`` and before its query:
   ``http://h/v1?api-version=2`` + ``chat/completions`` is
   ``http://h/v1/chat/completions?api-version=2``.
+
+Nothing a server does holds the caller or its memory without bound:
+
+* ``timeout`` bounds each attempt as a whole (connecting, sending and reading the whole answer),
+  not each socket operation: a server that drips its answer a byte at a time is cut off at
+  ``timeout`` seconds like one that says nothing, and the attempt is retried as a timeout.
+* ``total_timeout`` (optional) bounds the whole call, every attempt and every wait between
+  them; without it a call ends within ``(max_retries + 1) * timeout`` plus the waits (each at
+  most 60 s).
+* An answer larger than ``max_response_bytes`` is refused (not retried) as soon as its
+  ``Content-Length`` says so or, without one, as soon as that many bytes have been read; at most
+  64 KiB of an error status's body is read (for the message).
 """
 
 from __future__ import annotations
 
 import base64
 import http.client
+import io
 import json
 import random
 import re
+import socket
 import threading
 import time
 import urllib.error
@@ -32,7 +46,11 @@ import urllib.request
 from collections.abc import Iterable, Mapping
 from typing import IO, Any
 
-__all__ = ["JsonEndpoint", "Unsupported", "excerpt", "origin", "redact_url"]
+__all__ = ["MIB", "JsonEndpoint", "Unsupported", "decode_json", "excerpt", "origin", "redact_url"]
+
+MIB = 1024 * 1024
+#: The most of an answer read at once, and of an error status's body read at all.
+_CHUNK_BYTES = 64 * 1024
 
 #: Query parameters whose values are secrets (matched in the lower-cased name).
 _SECRET_PARAM = re.compile(
@@ -177,15 +195,139 @@ class _SameOriginRedirects(urllib.request.HTTPRedirectHandler):
             method=req.get_method(),
         )
         new.tabret_origin = home  # type: ignore[attr-defined]
+        new.tabret_deadline = _deadline_of(req)  # type: ignore[attr-defined]
         return new
 
     # Python 3.10's handler does not route 308 to the redirect logic; 3.11's does.
     http_error_308 = urllib.request.HTTPRedirectHandler.http_error_302
 
 
+def _deadline_of(req: urllib.request.Request) -> float:
+    """The ``time.monotonic()`` by which ``req``'s attempt must be over (set by the caller)."""
+    deadline: float = getattr(req, "tabret_deadline", float("inf"))
+    return deadline
+
+
+def _time_left(deadline: float) -> float:
+    """Seconds until ``deadline``; ``TimeoutError`` once it has passed."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("timed out")
+    return left
+
+
+class _DeadlineReader(io.RawIOBase):
+    """A socket read until a deadline: each read waits at most until then, so the whole answer,
+    however slowly it comes, is read by the deadline or not at all."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        super().__init__()
+        self._sock = sock
+        self._raw = sock.makefile("rb", buffering=0)
+        self._deadline = deadline
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int | None:
+        self._sock.settimeout(_time_left(self._deadline))
+        return self._raw.readinto(buffer)
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+class _DeadlineSocket:
+    """A connected socket whose sends and reads (through :meth:`makefile`) end by a deadline;
+    everything else goes to the socket itself."""
+
+    def __init__(self, sock: socket.socket, deadline: float) -> None:
+        self._sock = sock
+        self._deadline = deadline
+
+    def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> IO[bytes]:
+        return io.BufferedReader(_DeadlineReader(self._sock, self._deadline))
+
+    def sendall(self, data: Any, *args: Any) -> None:
+        self._sock.settimeout(_time_left(self._deadline))
+        self._sock.sendall(data, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._sock, name)
+
+
+class _DeadlineConnection(http.client.HTTPConnection):
+    """An HTTP connection that connects, sends and reads by ``deadline``."""
+
+    def __init__(self, *args: Any, deadline: float, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._deadline = deadline
+
+    def connect(self) -> None:
+        self.timeout = _time_left(self._deadline)
+        super().connect()
+        self.sock = _DeadlineSocket(self.sock, self._deadline)
+
+
+class _DeadlineHTTPSConnection(_DeadlineConnection, http.client.HTTPSConnection):
+    """:class:`_DeadlineConnection` over TLS (the deadline wraps the TLS socket)."""
+
+
+class _DeadlineHTTPHandler(urllib.request.HTTPHandler):
+    """Opens ``http://`` requests with a :class:`_DeadlineConnection`."""
+
+    def do_open(self, http_class: Any, req: urllib.request.Request, **kwargs: Any) -> Any:
+        connection: Any = _DeadlineConnection
+        return super().do_open(connection, req, deadline=_deadline_of(req), **kwargs)
+
+
+class _DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+    """Opens ``https://`` requests with a :class:`_DeadlineHTTPSConnection`."""
+
+    def do_open(self, http_class: Any, req: urllib.request.Request, **kwargs: Any) -> Any:
+        connection: Any = _DeadlineHTTPSConnection
+        return super().do_open(connection, req, deadline=_deadline_of(req), **kwargs)
+
+
+class _TooLarge(Exception):
+    """An answer over the size limit (``size``: what ``Content-Length`` declared, if it did)."""
+
+    def __init__(self, size: int | None) -> None:
+        super().__init__(size)
+        self.size = size
+
+
+def _read_bounded(response: IO[bytes], limit: int) -> bytes:
+    """The whole body of ``response``, read in chunks; :class:`_TooLarge` as soon as it is known
+    to exceed ``limit`` bytes (by its ``Content-Length`` or by what has been read)."""
+    declared = _content_length(response)
+    if declared is not None and declared > limit:
+        raise _TooLarge(declared)
+    chunks: list[bytes] = []
+    total = 0
+    while chunk := response.read(_CHUNK_BYTES):
+        total += len(chunk)
+        if total > limit:
+            raise _TooLarge(None)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _content_length(response: IO[bytes]) -> int | None:
+    headers = getattr(response, "headers", None)
+    value = headers.get("Content-Length") if headers is not None else None
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
 class JsonEndpoint:
     """``POST url`` with a JSON body. ``error`` is the exception type raised on failure (its
-    message names the URL, with secrets redacted, the status and the start of the body)."""
+    message names the URL, with secrets redacted, the status and the start of the body).
+    ``timeout``, ``total_timeout`` and ``max_response_bytes`` bound the time and memory a call
+    takes (see the module docstring)."""
 
     def __init__(
         self,
@@ -195,8 +337,10 @@ class JsonEndpoint:
         error: type[Exception],
         api_key: str | None = None,
         timeout: float = 60.0,
+        total_timeout: float | None = None,
         max_retries: int = 4,
         backoff: float = 0.5,
+        max_response_bytes: int = 16 * MIB,
         headers: Mapping[str, str] | None = None,
         proxies: Mapping[str, str] | None = None,
     ) -> None:
@@ -208,6 +352,10 @@ class JsonEndpoint:
             )
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, not {timeout}")
+        if total_timeout is not None and total_timeout <= 0:
+            raise ValueError(f"total_timeout must be positive or None, not {total_timeout}")
+        if max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, not {max_response_bytes}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, not {max_retries}")
         if backoff < 0:
@@ -238,8 +386,10 @@ class JsonEndpoint:
         )
         self.error = error
         self.timeout = timeout
+        self.total_timeout = total_timeout
         self.max_retries = max_retries
         self.backoff = backoff
+        self.max_response_bytes = max_response_bytes
         self._headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -256,7 +406,9 @@ class JsonEndpoint:
         )
         # None: the environment's proxies (http_proxy, no_proxy, ...); {}: always direct.
         handler = urllib.request.ProxyHandler(None if proxies is None else dict(proxies))
-        self._opener = urllib.request.build_opener(handler, _SameOriginRedirects())
+        self._opener = urllib.request.build_opener(
+            handler, _SameOriginRedirects(), _DeadlineHTTPHandler(), _DeadlineHTTPSHandler()
+        )
 
     def __repr__(self) -> str:
         return f"JsonEndpoint({self.url!r})"
@@ -276,26 +428,31 @@ class JsonEndpoint:
         With ``unsupported``, a server that says it has no such endpoint raises
         :class:`Unsupported` instead of the endpoint's error."""
         data = json.dumps(body).encode("utf-8")
+        call_deadline = time.monotonic() + (self.total_timeout or float("inf"))
         last = "no attempt made"
-        for attempt in range(self.max_retries + 1):
+        attempts = 0
+        while True:
             if cancel is not None and cancel.is_set():
                 raise self._fail(f"{self.url}: cancelled (another request of the batch failed)")
             delay: float | None = None
             # A final failure is raised after the ``except`` clause, so that no exception that
             # holds the real URL (urllib's HTTPError keeps it) rides along as __context__.
             fatal: str | None = None
+            attempts += 1
             try:
-                request = urllib.request.Request(
-                    self._url, data=data, headers=self._headers, method="POST"
+                request = self._request(
+                    self._url, min(time.monotonic() + self.timeout, call_deadline), data
                 )
                 with self._opener.open(request, timeout=self.timeout) as response:
-                    return bytes(response.read())
+                    return _read_bounded(response, self.max_response_bytes)
             except _RedirectRefused as err:
                 fatal = (
                     f"{self.url}: refused to follow an HTTP {err.code} redirect {err.reason} "
                     f"({origin(err.target)}); credentials are only sent to "
                     f"{origin(self._url)}: set base_url to the new location if you trust it"
                 )
+            except _TooLarge as err:
+                fatal = self._too_large(err)
             except urllib.error.HTTPError as err:
                 body_read = _read_body(err)
                 if unsupported and _refuses(err.code, body_read):
@@ -305,19 +462,58 @@ class JsonEndpoint:
                     fatal = f"{self.url}: {last} (not retried)"
                 delay = _retry_after(err.headers.get("Retry-After") if err.headers else None)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
-                reason = err.reason if isinstance(err, urllib.error.URLError) else err
-                last = reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
+                last = self._reason(err)
             if fatal is not None:
                 raise self._fail(fatal)
-            if attempt < self.max_retries:
-                wait_s = self.backoff * 2**attempt * (1.0 + 0.1 * random.random())
-                wait_s = min(60.0, max(wait_s, delay or 0.0))
-                if cancel is None:
-                    time.sleep(wait_s)
-                else:
-                    cancel.wait(wait_s)
+            wait_s = self._wait_before(attempts, delay)
+            out_of_time = wait_s is not None and time.monotonic() + wait_s >= call_deadline
+            if wait_s is None or out_of_time:
+                break
+            if cancel is None:
+                time.sleep(wait_s)
+            else:
+                cancel.wait(wait_s)
+        within = f" within total_timeout={self.total_timeout:g} s" if out_of_time else ""
         raise self._fail(
-            f"{self.url}: {what} failed after {self.max_retries + 1} attempts; last error: {last}"
+            f"{self.url}: {what} failed after {attempts} attempts{within}; last error: {last}"
+        )
+
+    def _request(
+        self, url: str, deadline: float, data: bytes | None = None
+    ) -> urllib.request.Request:
+        """A request of this endpoint (POST with ``data``, else GET) whose attempt must be over
+        by ``deadline`` (``time.monotonic()``)."""
+        headers = (
+            self._headers
+            if data is not None
+            else {k: v for k, v in self._headers.items() if k != "Content-Type"}
+        )
+        request = urllib.request.Request(
+            url, data=data, headers=headers, method="POST" if data is not None else "GET"
+        )
+        request.tabret_deadline = deadline  # type: ignore[attr-defined]
+        return request
+
+    def _wait_before(self, attempts: int, delay: float | None) -> float | None:
+        """Seconds to wait before the next attempt after ``attempts`` of them (the server's
+        ``delay`` if longer, at most 60 s), or ``None`` when none is left."""
+        if attempts > self.max_retries:
+            return None
+        wait_s = self.backoff * 2.0 ** (attempts - 1) * (1.0 + 0.1 * random.random())
+        return min(60.0, max(wait_s, delay or 0.0))
+
+    def _reason(self, err: Exception) -> str:
+        """What went wrong in one attempt, for the final message."""
+        reason = err.reason if isinstance(err, urllib.error.URLError) else err
+        if isinstance(reason, TimeoutError):
+            return f"TimeoutError: no whole answer within timeout={self.timeout:g} s"
+        return reason if isinstance(reason, str) else f"{type(reason).__name__}: {reason}"
+
+    def _too_large(self, err: _TooLarge) -> str:
+        size = f" (Content-Length: {err.size} bytes)" if err.size is not None else ""
+        return (
+            f"{self.url}: the answer is larger than max_response_bytes="
+            f"{self.max_response_bytes} bytes{size}; not read further, not retried"
         )
 
     def get_json(self, path: str) -> object | None:
@@ -325,15 +521,14 @@ class JsonEndpoint:
         retries: the parsed JSON, or ``None`` for any failure (a probe, never an error)."""
         parts = _split(self._url)
         url = urllib.parse.urlunsplit((parts.scheme, parts.netloc, path, "", ""))
-        headers = {k: v for k, v in self._headers.items() if k != "Content-Type"}
         try:
-            request = urllib.request.Request(url, headers=headers, method="GET")
+            request = self._request(url, time.monotonic() + self.timeout)
             with self._opener.open(request, timeout=self.timeout) as response:
-                parsed: object = json.loads(response.read().decode("utf-8"))
+                parsed: object = decode_json(_read_bounded(response, self.max_response_bytes))
                 return parsed
-        except (_RedirectRefused, urllib.error.URLError, http.client.HTTPException, OSError):
+        except (_RedirectRefused, _TooLarge, ValueError):
             return None
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        except (urllib.error.URLError, http.client.HTTPException, OSError):
             return None
 
     def scrub(self, text: str) -> str:
@@ -356,10 +551,23 @@ def _header_secrets(headers: Mapping[str, str]) -> list[str]:
 
 
 def _read_body(err: urllib.error.HTTPError) -> bytes:
+    """The start of an error status's body (for the message), at most 64 KiB of it."""
     try:
-        return err.read()
+        return err.read(_CHUNK_BYTES)
     except (OSError, http.client.HTTPException):
         return b""
+
+
+def decode_json(payload: bytes) -> Any:
+    """``payload`` as JSON; ``ValueError`` (whose message says why) for anything that is not:
+    bytes that are not UTF-8, invalid JSON, nesting too deep for the parser."""
+    try:
+        parsed = json.loads(payload.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ValueError(f"{type(err).__name__}: {err}") from None
+    except RecursionError:
+        raise ValueError("nested too deeply to parse") from None
+    return parsed
 
 
 def excerpt(payload: bytes, limit: int = 300) -> str:

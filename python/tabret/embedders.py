@@ -7,7 +7,6 @@ shape and values of every answer and L2-normalises the rows itself.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -17,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from tabret._core import EmbeddingError, HashingEmbedder
-from tabret._http import JsonEndpoint, excerpt
+from tabret._http import MIB, JsonEndpoint, decode_json, excerpt
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -131,8 +130,10 @@ class OpenAICompatibleEmbedder:
 
     Texts go in batches of ``batch_size`` as ``POST {base_url}/embeddings`` with
     ``{"model", "input": [texts]}`` (plus ``"dimensions"`` when given); the answer's
-    ``data[i].embedding`` rows are put back in input order by their ``index``. Retries as
-    :class:`tabret.llms.OpenAICompatibleLLM` does; a failure or a malformed answer raises
+    ``data[i].embedding`` rows are put back in input order by their ``index``. Retries, and
+    bounds the time (``timeout``, ``total_timeout``) and the answer's size
+    (``max_response_bytes``, default 256 MiB: 256 texts of 3,072 dimensions take about 16 MiB of
+    JSON) as :class:`tabret.llms.OpenAICompatibleLLM` does; a failure or a malformed answer raises
     :class:`tabret.EmbeddingError` naming the URL. Redirects and credentials in ``base_url`` are
     handled as there: the key never goes to another origin and is never shown.
     """
@@ -146,8 +147,10 @@ class OpenAICompatibleEmbedder:
         batch_size: int = 256,
         dimensions: int | None = None,
         timeout: float = 60.0,
+        total_timeout: float | None = None,
         max_retries: int = 4,
         backoff: float = 0.5,
+        max_response_bytes: int = 256 * MIB,
         headers: dict[str, str] | None = None,
         proxies: dict[str, str] | None = None,
         name: str | None = None,
@@ -162,8 +165,10 @@ class OpenAICompatibleEmbedder:
             error=EmbeddingError,
             api_key=api_key,
             timeout=timeout,
+            total_timeout=total_timeout,
             max_retries=max_retries,
             backoff=backoff,
+            max_response_bytes=max_response_bytes,
             headers=headers,
             proxies=proxies,
         )
@@ -198,14 +203,14 @@ class OpenAICompatibleEmbedder:
         problem = ""
         rows: list[list[float]] = []
         try:
-            items = json.loads(payload.decode("utf-8"))["data"]
+            items = decode_json(payload)["data"]
             by_index = {int(item["index"]): item["embedding"] for item in items}
             rows = [by_index[i] for i in range(len(batch))]
             if len(items) != len(batch) or not all(
                 isinstance(r, list) and len(r) == len(rows[0]) for r in rows
             ):
                 raise ValueError(f"{len(items)} rows of unequal or wrong shape for {len(batch)}")
-        except (UnicodeDecodeError, ValueError, KeyError, TypeError) as err:
+        except (ValueError, KeyError, TypeError) as err:
             problem = f"{type(err).__name__}: {err}"
         if problem:  # raised here, not chained to an exception that holds the whole payload
             raise EmbeddingError(

@@ -7,10 +7,15 @@ one gold item each, found when any member is ranked. When every result carries a
 ``cut`` (ATR), table-level results also score each list at its own cut and, for comparison, the
 same lists at a fixed k equal to the mean cut (``EvalResult.cut``).
 
-By default one run at ``max(ks)`` is scored at every prefix k. ``per_k=True`` runs the retriever
-once per k instead and scores everything it returns (for methods whose answer for k is not a
-prefix of their answer for k + 1, such as the exact JAR objective, and for post-steps that add
-tables, such as the join closure: ``mean_tables`` then shows how many came back).
+What is scored at k is what the retriever returns when asked for k, and nothing else: by
+default the retriever runs once per k and everything it returns is scored (a post-step that
+adds tables, such as the join closure, returns more than k: ``mean_tables`` shows how many came
+back), so a result at k never depends on the other k asked for. ``per_k=False`` runs once at
+``max(ks)`` and scores its first k at every k: the same numbers, faster, for a retriever whose
+answer at k is the first k of its answer at any larger k (the methods registered with
+``Method.prefix``, which tests/python/test_prefix.py proves) and wrong for any other: a
+selector over the top ``max(k, N)`` candidates chooses among more of them when asked for more.
+A result with an adaptive ``cut`` ranks every candidate, so a fixed k scores its first k.
 
 With ``tokens`` (a :class:`tabret.tokens.SchemaTokens`), table-level results also give the
 mean prompt tokens of the schema text of the tables returned at each k (``prompt_tokens``).
@@ -72,7 +77,7 @@ class EvalResult:
     command: str = ""
     per_question: list[dict[str, Any]] = field(default_factory=list)
     seconds: dict[int, float] = field(default_factory=dict)  # k -> wall time of the run(s)
-    per_k: bool = False  # one run per k, all returned items scored
+    per_k: bool = True  # one run per k, all returned items scored (False: max(ks) sliced)
     cut: CutResult | None = None  # set when every result has an adaptive cut (table level)
     # k -> mean tokens of the DDL of the tables returned at k (evaluate's ``tokens``)
     prompt_tokens: dict[int, float] = field(default_factory=dict)
@@ -91,15 +96,18 @@ def evaluate(
     level: Level = "table",
     batch_size: int = 128,
     progress: bool = True,
-    per_k: bool = False,
+    per_k: bool = True,
     tokens: SchemaTokens | None = None,
 ) -> EvalResult:
-    """Runs ``retrieve(questions, max(ks))`` over the benchmark in batches and scores it at
-    ``level`` ("table": ``res.tables`` vs ``gold_tables``; "column": ``res.columns`` vs
-    ``gold_columns``, only over questions with gold columns). With ``per_k``, runs
-    ``retrieve(questions, k)`` for every k and scores all it returns. ``seconds`` holds the wall
-    time of each run. With ``tokens`` (table level only), ``prompt_tokens`` holds the mean
-    tokens of the DDL of the tables returned at each k."""
+    """Runs ``retrieve(questions, k)`` over the benchmark in batches for every k and scores all
+    it returns at ``level`` ("table": ``res.tables`` vs ``gold_tables``; "column":
+    ``res.columns`` vs ``gold_columns``, only over questions with gold columns). With
+    ``per_k=False``, runs only ``retrieve(questions, max(ks))`` and scores its first k at each
+    k: only for a retriever with the prefix property (module docstring). ``seconds`` holds the
+    wall time of the run each k was scored from; each row of ``per_question`` holds the ranking
+    at ``max(ks)`` (``ranked``) and the ids scored at each k (``answers``). With ``tokens``
+    (table level only), ``prompt_tokens`` holds the mean tokens of the DDL of the tables
+    returned at each k."""
     if not ks or min(ks) <= 0:
         raise ValueError(f"ks must be positive, got {list(ks)}")
     if level not in ("table", "column"):
@@ -117,25 +125,20 @@ def evaluate(
     if level == "column" and not questions:
         raise ValueError(f"benchmark '{bench.name}' has no gold columns to score at column level")
     golds = [list(q.gold_columns if level == "column" else q.gold_tables) for q in questions]
-    ranked_at: dict[int, list[list[int]]] = {}
-    scored_at: dict[int, list[list[int]]] = {}  # ranked_at with family members as the family
-    last: list[Retrieval] = []
+    returned: dict[int, list[Retrieval]] = {}  # each run's results, by the k it asked for
     seconds: dict[int, float] = {}
-    for k_run in list(ks) if per_k else [max(ks)]:
+    for k_run in sorted(set(ks)) if per_k else [max(ks)]:
         start = time.perf_counter()
-        results = _run(retrieve, questions, k_run, batch_size, progress, f"{bench.name} {method}")
-        seconds[k_run] = time.perf_counter() - start
-        if k_run == max(ks):
-            last = results
-        ranked_at[k_run] = [
-            [c.id for c in res.columns] if level == "column" else [t.id for t in res.tables]
-            for res in results
-        ]
-        scored_at[k_run] = (
-            ranked_at[k_run]
-            if level == "column"
-            else [_as_families(q, rk) for q, rk in zip(questions, ranked_at[k_run], strict=True)]
+        returned[k_run] = _run(
+            retrieve, questions, k_run, batch_size, progress, f"{bench.name} {method}"
         )
+        seconds[k_run] = time.perf_counter() - start
+    last = returned[max(ks)]
+    # the items scored at k, as returned (ids) and with family members as their family
+    answers = {
+        k: [_answer(res, k, level, whole=per_k) for res in returned[k if per_k else max(ks)]]
+        for k in ks
+    }
     n = max(len(questions), 1)
     cr: dict[int, float] = {}
     r: dict[int, float] = {}
@@ -143,29 +146,30 @@ def evaluate(
     pt: dict[int, float] = {}
     for k in ks:
         if tokens is not None:
-            lists = ranked_at[k] if per_k else [rk[:k] for rk in ranked_at[max(ks)]]
-            pt[k] = sum(tokens.tables(rk) for rk in lists) / n
-        ranked = scored_at[k] if per_k else scored_at[max(ks)]
-        pairs = list(zip(ranked, golds, strict=True))
-        cut = [max(len(rk), 1) if per_k else k for rk in ranked]
-        cr[k] = (
-            100
-            * sum(_core.complete_recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut, strict=True))
-            / n
+            pt[k] = sum(tokens.tables(a) for a in answers[k]) / n
+        scored = (
+            answers[k]
+            if level == "column"
+            else [_as_families(q, a) for q, a in zip(questions, answers[k], strict=True)]
         )
-        r[k] = (
-            100 * sum(_core.recall_at(rk, g, c) for (rk, g), c in zip(pairs, cut, strict=True)) / n
-        )
-        mt[k] = sum(min(c, len(rk)) for rk, c in zip(ranked, cut, strict=True)) / n
-    ranked = ranked_at[max(ks)]
+        pairs = list(zip(scored, golds, strict=True))
+        cr[k] = 100 * sum(_core.complete_recall_at(a, g, max(len(a), 1)) for a, g in pairs) / n
+        r[k] = 100 * sum(_core.recall_at(a, g, max(len(a), 1)) for a, g in pairs) / n
+        mt[k] = sum(len(a) for a in answers[k]) / n
     per_question: list[dict[str, Any]] = [
-        {"id": q.id, "gold": g, "ranked": rk}
-        for q, g, rk in zip(questions, golds, ranked, strict=True)
+        {
+            "id": q.id,
+            "gold": g,
+            "ranked": _ids(res, level),
+            "answers": {k: answers[k][i] for k in ks},
+        }
+        for i, (q, g, res) in enumerate(zip(questions, golds, last, strict=True))
     ]
     cuts = [res.cut for res in last]
     cut_result = None
     if level == "table" and last and all(c is not None for c in cuts):
-        cut_result = _cut_result(scored_at[max(ks)], golds, [c or 0 for c in cuts])
+        ranked = [_as_families(q, _ids(res, level)) for q, res in zip(questions, last, strict=True)]
+        cut_result = _cut_result(ranked, golds, [c or 0 for c in cuts])
         for row, c in zip(per_question, cuts, strict=True):
             row["cut"] = c
     return EvalResult(
@@ -179,11 +183,25 @@ def evaluate(
         level,
         bench.source,
         per_question=per_question,
-        seconds=seconds if per_k else {k: seconds[max(ks)] for k in ks},
+        seconds={k: seconds[k if per_k else max(ks)] for k in ks},
         per_k=per_k,
         cut=cut_result,
         prompt_tokens=pt,
     )
+
+
+def _ids(res: Retrieval, level: Level) -> list[int]:
+    """The ids of the columns (``level="column"``) or tables ``res`` ranks, in its order."""
+    return [c.id for c in res.columns] if level == "column" else [t.id for t in res.tables]
+
+
+def _answer(res: Retrieval, k: int, level: Level, *, whole: bool) -> list[int]:
+    """What is scored at k: ``res``'s first k items, or (``whole``: ``res`` came from a run at
+    k) all it returned, as a post-step that adds tables returns them. A result with an adaptive
+    ``cut`` is a ranking of every candidate, so only its first k count at a fixed k (its cut is
+    scored apart, in :class:`CutResult`)."""
+    ids = _ids(res, level)
+    return ids if whole and res.cut is None else ids[:k]
 
 
 def _as_families(q: BenchmarkQuestion, ranked: list[int]) -> list[int]:
@@ -270,8 +288,11 @@ def format_table(
     A "level" column (table/column) follows "data" when any result is column-level; with
     ``tables``, the mean number returned per k (n@); with ``seconds``, the wall time of each
     run (s@k; one run for all k unless the result is per-k); when every result counted them, the
-    mean prompt tokens of the tables returned (tok@k)."""
+    mean prompt tokens of the tables returned (tok@k). The n@ columns are shown whatever
+    ``tables`` says when a result returned more than k at some k (its k= and r@ count them
+    all: a method that returns everything must not read as perfect without its size)."""
     ks = sorted({k for res in results for k in res.recall})
+    tables = tables or any(n > k for res in results for k, n in res.mean_tables.items())
     show_level = any(res.level != "table" for res in results)
     head = ["data"] + (["level"] if show_level else []) + ["embedder", "method"]
     head += [f"k={k}" for k in ks] + [f"r@{k}" for k in ks]

@@ -5,7 +5,7 @@
 every natural name that the schema did not give (derived from the identifier, or equal to it)
 with a :class:`WordSegmenter` (C++: ``tabret::word_segmenter``), keeping ids, keys, types and
 descriptions. The default word list is wordninja's (126k English words, most frequent first;
-``pip install 'tabret[identifiers]'``); any frequency-ordered list works.
+a dependency of tabret); any frequency-ordered list works.
 
 :func:`expand_abbreviations` re-writes the same derived names with abbreviations expanded
 (``cust acct qty`` -> customer account quantity; C++: ``tabret::with_expanded_abbreviations``):
@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import json
+import os
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,6 +36,8 @@ __all__ = [
     "default_segmenter",
     "expand_abbreviations",
     "learned_abbreviations",
+    "learned_by_database",
+    "read_abbreviations",
     "segment_names",
     "word_list",
 ]
@@ -49,8 +53,8 @@ def word_list() -> tuple[str, ...]:
     spec = importlib.util.find_spec("wordninja")
     if spec is None or spec.origin is None:
         raise ImportError(
-            "splitting identifiers into words needs the word list of the 'wordninja' package: "
-            "pip install 'tabret[identifiers]' (or wordninja)"
+            "splitting identifiers into words needs the word list of the 'wordninja' package, "
+            "a dependency of tabret that is missing here: pip install 'wordninja>=2'"
         )
     path = Path(spec.origin).parent / WORD_LIST
     with gzip.open(path, "rt", encoding="utf-8") as f:
@@ -114,6 +118,46 @@ def learned_abbreviations(
     return dict(
         _core.learned_abbreviations(catalog, database, _dictionary(dictionary), _words(words))
     )
+
+
+def learned_by_database(
+    catalog: _core.Catalog,
+    dictionary: Mapping[str, str] | None = None,
+    *,
+    words: WordSegmenter | Sequence[str] | None = None,
+) -> dict[str, dict[str, str]]:
+    """Database name -> what it teaches (:func:`learned_abbreviations`), for the databases that
+    teach something: what ``--identifiers expand`` will rewrite beyond ``dictionary``
+    (``tabret catalog --show-abbreviations`` prints it)."""
+    segmenter = _words(words)
+    taught = {
+        db.name: learned_abbreviations(catalog, i, dictionary, words=segmenter)
+        for i, db in enumerate(catalog.databases)
+    }
+    return {name: learned for name, learned in taught.items() if learned}
+
+
+def read_abbreviations(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The abbreviations of the JSON file ``path`` (``--abbreviations``): one object, token ->
+    expansion, lower-cased. Passed with the built-in dictionary
+    (``default_abbreviations() | read_abbreviations(path)``), each entry wins over the
+    dictionary and over what a database teaches, as dictionary keys are never learned: map a
+    token to itself to keep it as written (``{"ext": "ext"}``). :class:`ValueError` naming the
+    file (and the entry) for anything else."""
+    name = os.fspath(path)
+    try:
+        with open(name, encoding="utf-8-sig") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{name}:{err.lineno}: not JSON: {err.msg}") from err
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{name}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+    if not isinstance(data, dict):
+        raise ValueError(f'{name}: abbreviations are one JSON object {{"token": "expansion"}}')
+    for token, expansion in data.items():
+        if not isinstance(expansion, str) or not token.strip() or not expansion.strip():
+            raise ValueError(f"{name}: entry '{token}': a token and its expansion, both words")
+    return {k.strip().lower(): v.strip().lower() for k, v in data.items()}
 
 
 def expand_abbreviations(

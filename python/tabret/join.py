@@ -218,7 +218,7 @@ class JarExactRetriever(_NativeRetriever):
     ranking), solved exactly per question
     (branch-and-bound over connected table subsets with a maximum spanning join tree). The
     optimum for k is not a prefix of the optimum for k + 1: evaluate each k on its own run
-    (``tabret.eval.evaluate(..., per_k=True)``). ``weights``: "spider", "bird" or five numbers.
+    (``tabret.eval.evaluate``'s default). ``weights``: "spider", "bird" or five numbers.
     ``connectivity``: "soft" (default; zero-weight edges may complete the join tree, so tables
     of other databases can fill up k) or "strict" (JAR's hard constraint over ω > 0 edges, with
     a greedy fill where no connected set of k tables exists)."""

@@ -4,13 +4,13 @@ answers the papers recorded.
 An LLM is anything with a ``name`` and ``__call__(prompts: list[str]) -> list[str]``: one batch
 of prompts in, one completion per prompt out, in order. tabret never calls it with an empty
 batch, sends identical prompts of a batch once, and checks every answer (a list of ``str`` of the
-right length; anything else is a ``TypeError`` or :class:`tabret.LLMError`). An exception the LLM
-raises reaches the caller with its own type.
+right length, each valid Unicode; anything else is a ``TypeError`` or :class:`tabret.LLMError`)
+before anything caches, records or parses it. An exception the LLM raises reaches the caller
+with its own type.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -31,7 +31,7 @@ from tabret._core import (
     load_crush_recordings,
     load_jar_decompositions,
 )
-from tabret._http import JsonEndpoint, Unsupported, excerpt
+from tabret._http import MIB, JsonEndpoint, Unsupported, decode_json, excerpt
 from tabret.datasets import data_dir as _default_data_dir
 
 if TYPE_CHECKING:
@@ -82,7 +82,9 @@ class LLM(Protocol):
 def check_completions(name: str, prompts: Sequence[str], answers: object) -> list[str]:
     """Checks an LLM's answer to ``prompts``: a list (or other sequence, not a ``str``) of
     exactly one ``str`` per prompt. Raises ``TypeError`` for the wrong kind of answer and
-    :class:`LLMError` for the wrong count; returns the answer as a list."""
+    :class:`LLMError` for the wrong count or a completion that is not valid Unicode (a lone
+    surrogate such as ``"\\ud83d"``, which no UTF-8 text can hold; the ``UnicodeEncodeError`` is
+    its ``__cause__``); returns the answer as a list."""
     if isinstance(answers, (str, bytes)) or not isinstance(answers, Sequence):
         raise TypeError(
             f"LLM '{name}' must return a list of str (one per prompt), got {type(answers).__name__}"
@@ -97,8 +99,35 @@ def check_completions(name: str, prompts: Sequence[str], answers: object) -> lis
             raise TypeError(
                 f"LLM '{name}' returned completion {i} as a {type(answer).__name__}, not a str"
             )
+        if (bad := _encoding_error(answer)) is not None:
+            raise LLMError(
+                f"LLM '{name}' returned completion {i} with a lone surrogate at character "
+                f"{bad.start}: not valid Unicode"
+            ) from bad
         out.append(answer)
     return out
+
+
+def _encoding_error(text: str) -> UnicodeEncodeError | None:
+    """Why ``text`` cannot be encoded as UTF-8 (it holds a lone surrogate), or ``None``."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        return err
+    return None
+
+
+def _checked_llm(
+    llm: LLM | NativeLLM | Callable[[list[str]], list[str]], name: str | None = None
+) -> LLM | NativeLLM | Callable[[list[str]], list[str]]:
+    """``llm`` as tabret's C++ code takes it: a C++ LLM (or a wrapper of one) as it is, a Python
+    one behind :func:`check_completions` under ``name`` (default: its own), so that C++ receives
+    only checked answers. Anything that is not callable is returned as it is (the C++ side
+    refuses it with a ``TypeError``)."""
+    native = isinstance(llm, NativeLLM) or isinstance(getattr(llm, "native", None), NativeLLM)
+    if native or isinstance(llm, CallableLLM) or not callable(llm):
+        return llm
+    return CallableLLM(llm, name or _name_of(llm))
 
 
 def complete(
@@ -106,7 +135,7 @@ def complete(
 ) -> list[str]:
     """Asks ``llm`` for ``prompts`` in one batch, each distinct prompt once (none for an empty
     list), and checks the answer. A C++ LLM (replay, cache) runs without the GIL."""
-    return _core.complete(llm, prompts)
+    return _core.complete(_checked_llm(llm), prompts)
 
 
 class CallableLLM:
@@ -239,11 +268,20 @@ class OpenAICompatibleLLM:
     identical prompts are sent once; answers keep the order of the prompts. :attr:`usage`
     counts requests, tokens and seconds; ``progress=True`` shows a bar over a batch's requests.
 
-    A request that fails with a connection error, a timeout (``timeout`` seconds per socket
-    operation), HTTP 429 or a 5xx status is retried up to ``max_retries`` times after
-    ``backoff * 2**attempt`` seconds (or the server's ``Retry-After``, at most 60 s); any other
-    4xx status fails at once. A failure raises :class:`tabret.LLMError` naming the URL, the status
-    and the start of the body; the rest of the batch is cancelled.
+    A request that fails with a connection error, a timeout, HTTP 429 or a 5xx status is retried
+    up to ``max_retries`` times after ``backoff * 2**attempt`` seconds (or the server's
+    ``Retry-After``, at most 60 s); any other 4xx status fails at once. ``timeout`` bounds each
+    attempt as a whole (connecting, sending, reading the whole answer, however slowly it comes);
+    ``total_timeout``, if given, bounds the request with all its attempts and waits. An answer
+    larger than ``max_response_bytes`` (default 16 MiB) is refused as soon as that is known, not
+    retried. A failure raises :class:`tabret.LLMError` naming the URL, the status and the start
+    of the body; the rest of the batch is cancelled.
+
+    An answer is checked before it is returned (and so before a :class:`CachedLLM` or a
+    recording keeps it): one that is not JSON (not UTF-8, invalid, nested too deeply), has no
+    ``choices[0]``, or whose content is missing, ``null``, not text, or not valid Unicode (a
+    lone surrogate such as ``"\\ud83d"``) raises :class:`tabret.LLMError` naming the URL. An
+    empty string is an answer (the model wrote nothing); ``null`` is not.
 
     The API key is only ever sent to the origin of ``base_url``: a redirect elsewhere is an
     ``LLMError``, never followed (a 307/308 within the origin is re-sent as the same POST; a
@@ -263,8 +301,10 @@ class OpenAICompatibleLLM:
         max_tokens: int | None = 512,
         sampling: Sampling | Callable[[str], Sampling] | None = None,
         timeout: float = 60.0,
+        total_timeout: float | None = None,
         max_retries: int = 4,
         backoff: float = 0.5,
+        max_response_bytes: int = 16 * MIB,
         concurrency: int = 8,
         system_prompt: str | None = None,
         extra_body: Mapping[str, Any] | None = None,
@@ -288,8 +328,10 @@ class OpenAICompatibleLLM:
             "error": LLMError,
             "api_key": api_key,
             "timeout": timeout,
+            "total_timeout": total_timeout,
             "max_retries": max_retries,
             "backoff": backoff,
+            "max_response_bytes": max_response_bytes,
             "headers": headers,
             "proxies": proxies,
         }
@@ -443,35 +485,43 @@ class OpenAICompatibleLLM:
         return body
 
     def _content(self, payload: bytes, api: str) -> tuple[str, dict[str, int]]:
+        """The completion in ``payload`` and the server's token counts; :class:`LLMError`
+        naming the URL for anything that is not a completion (see the class comment)."""
         problem = ""
-        endpoint = self._endpoints[api]
+        field = "choices[0].text" if api == "completions" else "choices[0].message.content"
         try:
-            data = json.loads(payload.decode("utf-8"))
+            data = decode_json(payload)
             choice = data["choices"][0]
             content = choice["text"] if api == "completions" else choice["message"]["content"]
-        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, IndexError, TypeError) as err:
+        except (ValueError, KeyError, IndexError, TypeError) as err:
             problem = f"{type(err).__name__}: {err}"
         if problem:  # raised here, not chained to an exception that holds the whole payload
             kind = "completions" if api == "completions" else "chat-completions"
-            raise LLMError(
-                endpoint.scrub(
-                    f"{endpoint.url}: not a {kind} answer ({problem}): {excerpt(payload)}"
-                )
-            )
-        if content is None:
-            content = ""
+            raise self._answer_error(api, f"not a {kind} answer ({problem})", payload)
         if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
-            content = "".join(
-                str(part.get("text", "")) for part in content if isinstance(part, dict)
-            )
+            texts = [
+                p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+            if not texts:
+                raise self._answer_error(api, f"{field} has no text part: no completion", payload)
+            content = "".join(texts)
+        if content is None:
+            raise self._answer_error(api, f"{field} is null: no completion", payload)
         if not isinstance(content, str):
-            raise LLMError(
-                endpoint.scrub(
-                    f"{endpoint.url}: message content is a {type(content).__name__}, not a str: "
-                    f"{excerpt(payload)}"
-                )
+            raise self._answer_error(
+                api, f"{field} is a {type(content).__name__}, not a str", payload
+            )
+        if (bad := _encoding_error(content)) is not None:
+            raise self._answer_error(
+                api,
+                f"{field} is not valid Unicode (a lone surrogate at character {bad.start})",
+                payload,
             )
         return content, _token_counts(data.get("usage"))
+
+    def _answer_error(self, api: str, problem: str, payload: bytes) -> LLMError:
+        endpoint = self._endpoints[api]
+        return LLMError(endpoint.scrub(f"{endpoint.url}: {problem}: {excerpt(payload)}"))
 
 
 def _token_counts(usage: object) -> dict[str, int]:
@@ -503,8 +553,10 @@ class _NativeLLMWrapper:
 class CachedLLM(_NativeLLMWrapper):
     """``llm`` behind a :class:`ResponseCache` under the name ``model`` (default ``llm.name``):
     cached prompts cost nothing, the misses of a batch go to ``llm`` in one deduplicated batch
-    and are stored (committed to the cache's SQLite file, if any, in one transaction). Runs in
-    C++; a Python ``llm`` is called with the GIL once per batch."""
+    and are stored (committed to the cache's SQLite file, if any, in one transaction) once the
+    whole answer has passed :func:`check_completions`: a failed or malformed answer is never
+    stored, so the next call asks again. Runs in C++; a Python ``llm`` is called with the GIL
+    once per batch."""
 
     def __init__(
         self,
@@ -518,7 +570,7 @@ class CachedLLM(_NativeLLMWrapper):
             cache = ResponseCache(cache)
         self._model = model or _name_of(llm)
         self._cache = cache
-        self._native = _core.cached_llm(llm, self._model, cache)
+        self._native = _core.cached_llm(_checked_llm(llm, self._model), self._model, cache)
 
     @property
     def name(self) -> str:

@@ -65,6 +65,7 @@ __all__ = [
     "StageKind",
     "build_pipeline",
     "compose",
+    "is_prefix",
     "method_help",
     "method_names",
     "method_table",
@@ -212,8 +213,11 @@ class Method(Generic[OptionsT]):
     takes_first: bool = False
     #: Searches the index's column vectors (the index must be built with ``columns=True``).
     column_index: bool = False
-    #: Its answer for k is not a prefix of its answer for a larger k: evaluated one run per k.
-    per_k: bool = False
+    #: Its answer at k is the first k tables of its answer at any larger k, whatever the catalog
+    #: (tests/python/test_prefix.py proves it): ``tabret eval`` may then score one run at the
+    #: largest k at every k. Every other method is run once per k, so that what it returns at k
+    #: never depends on the other k asked for.
+    prefix: bool = False
     #: What the score of a returned table is (``tabret query`` prints it above the ranks).
     score: str = "the method's own score; the rank is the order"
 
@@ -371,6 +375,7 @@ def _murre_variant(
         uses=frozenset({"llm"}),
         offline="offline lexical removal rewrites each hop's question",
         label=label,
+        prefix=True,
         score="the best score of a beam path that contains the table",
     )
 
@@ -386,6 +391,7 @@ _ALL: list[Method[Any]] = [
         NoOptions,
         _single_hop,
         columns=True,
+        prefix=True,
         score="cosine similarity with the question",
     ),
     Method(
@@ -396,7 +402,7 @@ _ALL: list[Method[Any]] = [
         _hybrid,
         score=_RRF,
     ),
-    Method("bm25", "lexical only", "first", NoOptions, _bm25, score="BM25 score"),
+    Method("bm25", "lexical only", "first", NoOptions, _bm25, prefix=True, score="BM25 score"),
     Method(
         "reverse",
         "Reverse Engineering: schema and generated-question similarity, dynamic alpha",
@@ -404,6 +410,7 @@ _ALL: list[Method[Any]] = [
         ReverseOptions,
         _reverse,
         needs=frozenset({"questions"}),
+        prefix=True,
         score="Reverse Engineering's fused score of schema and generated-question similarity",
     ),
     Method(
@@ -426,6 +433,7 @@ _ALL: list[Method[Any]] = [
         AdaptiveOptions,
         _adaptive,
         takes_first=True,
+        prefix=True,
         score="the scorer's logit in the window that placed the table (comparable only within "
         "a window: the order is the ranking; the cut is where the threshold fell)",
     ),
@@ -446,8 +454,7 @@ _ALL: list[Method[Any]] = [
     ),
     Method(
         "jar-exact",
-        "the JAR objective solved exactly over a first stage's top candidates (dense by "
-        "default; one run per k)",
+        "the JAR objective solved exactly over a first stage's top candidates (dense by default)",
         "select",
         JarExactOptions,
         _jar_exact,
@@ -456,7 +463,6 @@ _ALL: list[Method[Any]] = [
         offline=_JOIN_OFFLINE,
         columns=True,
         takes_first=True,
-        per_k=True,
         score="its own contribution to the JAR objective of the selected set",
     ),
     _murre_variant(
@@ -619,6 +625,15 @@ def score_meaning(spec: str) -> str:
     the rank fusion when that is a fused first stage."""
     stages = _parse(spec)
     return _RRF if len(stages[-1]) > 1 else stages[-1][0].score
+
+
+def is_prefix(spec: str) -> bool:
+    """Whether the method or pipeline ``spec`` answers at k with the first k tables of its
+    answer at any larger k: every stage is a :attr:`Method.prefix` method and the first stage
+    fuses nothing (a fusion asks each stage for ``max(k, depth)`` tables, so its order at k can
+    change with k)."""
+    stages = _parse(spec)
+    return all(len(s) == 1 and s[0].prefix for s in stages)
 
 
 def pipeline_stages(spec: str) -> list[Method[Any]]:

@@ -41,7 +41,7 @@ from tabret._core import (
     parse_question,
 )
 from tabret.catalog import Catalog
-from tabret.llms import LLM
+from tabret.llms import LLM, _checked_llm
 
 __all__ = [
     "Completion",
@@ -129,7 +129,7 @@ class CrushRewriter(_core.CrushRewriter):
         template: str = "crush_bird",
         on_parse_failure: OnParseFailure = "use_question",
     ) -> None:
-        super().__init__(llm, _prompts(prompts), template, on_parse_failure)
+        super().__init__(_checked_llm(llm), _prompts(prompts), template, on_parse_failure)
 
 
 class MurreRewriter(_core.MurreRewriter):
@@ -145,7 +145,7 @@ class MurreRewriter(_core.MurreRewriter):
         form: CompletionForm = "tables",
         on_parse_failure: OnParseFailure = "use_question",
     ) -> None:
-        super().__init__(catalog, llm, _prompts(prompts), form, on_parse_failure)
+        super().__init__(catalog, _checked_llm(llm), _prompts(prompts), form, on_parse_failure)
 
 
 class DecompositionRewriter(_core.DecompositionRewriter):
@@ -158,7 +158,7 @@ class DecompositionRewriter(_core.DecompositionRewriter):
         prompts: PromptSet | None = None,
         on_parse_failure: OnParseFailure = "use_question",
     ) -> None:
-        super().__init__(llm, _prompts(prompts), on_parse_failure)
+        super().__init__(_checked_llm(llm), _prompts(prompts), on_parse_failure)
 
 
 class LLMQuestionGenerator(_core.LLMQuestionGenerator):
@@ -169,7 +169,7 @@ class LLMQuestionGenerator(_core.LLMQuestionGenerator):
     def __init__(
         self, catalog: Catalog | _core.Catalog, llm: LLMLike, prompts: PromptSet | None = None
     ) -> None:
-        super().__init__(catalog, llm, _prompts(prompts))
+        super().__init__(catalog, _checked_llm(llm), _prompts(prompts))
 
 
 def _prompts(prompts: PromptSet | None) -> PromptSet:

@@ -153,7 +153,10 @@ def test_column_level_eval_by_hand() -> None:
         ]
 
     res = evaluate(retrieve, bench, (1, 3, 4), level="column", progress=False)
-    assert calls == [(["question a", "question b"], 4)]
+    assert calls == [(["question a", "question b"], k) for k in (1, 3, 4)]  # a run per k
+    sliced = evaluate(retrieve, bench, (1, 3, 4), level="column", progress=False, per_k=False)
+    assert calls[3:] == [(["question a", "question b"], 4)]  # one run, sliced at each k
+    assert (sliced.recall, sliced.complete_recall) == (res.recall, res.complete_recall)
     assert res.level == "column"
     assert res.questions == 2
     # k=1: a has 1 of 2, b 0 of 1; k=3: a complete, b not; k=4: both complete.

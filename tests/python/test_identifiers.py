@@ -186,3 +186,57 @@ def test_cli_identifiers_expand_splits_then_expands() -> None:
     assert out.table(0).nl_name == "customer account"
     assert out.column(3).nl_name == "order quantity"
     assert understood(_shop(), "split", "declared").column(3).nl_name == "order qty"
+
+
+PHONE = "CREATE TABLE phone (id INT, ext_no TEXT, except_reason TEXT, cust_name TEXT);"
+
+
+def test_learned_abbreviations_are_shown_and_overridden(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ext` -> except is learned from `except_reason`: `tabret catalog --show-abbreviations`
+    lists it, `tabret index --identifiers expand` says so, and --abbreviations overrides it."""
+    from tabret.index import TableIndex
+
+    ddl = tmp_path / "crm.sql"
+    ddl.write_text(PHONE, encoding="utf-8")
+    assert main(["catalog", "ddl", str(ddl), "--show-abbreviations"]) == 0
+    assert "  crm: ext -> except" in capsys.readouterr().out
+    mine = tmp_path / "mine.json"
+    mine.write_text(json.dumps({"EXT": "extension"}), encoding="utf-8")
+    argv = ["catalog", "ddl", str(ddl), "--show-abbreviations", "--abbreviations", str(mine)]
+    assert main([*argv, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["abbreviations"] == {}  # nothing left to learn
+
+    names = {}
+    for extra in ([], ["--abbreviations", str(mine)]):
+        out = tmp_path / f"crm{len(extra)}.idx"
+        argv = ["index", "ddl", str(ddl), str(out), "--embedder", "hashing", "--quiet"]
+        assert main([*argv, "--identifiers", "expand", *extra]) == 0
+        cat = TableIndex.load(out).catalog
+        names[len(extra)] = [cat.column(c).nl_name for c in cat.table(0).columns]
+    err = capsys.readouterr().err
+    assert "abbreviations learned from the names: 1 in 1 databases (ext -> except)" in err
+    assert names[0][1] == "except no"  # what the database taught, wrong here
+    assert names[2][1:4] == ["extension no", "except reason", "customer name"]
+
+
+def test_abbreviation_files_are_checked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret.identifiers import read_abbreviations
+
+    bad = tmp_path / "bad.json"
+    for text, message in [
+        ('["ext"]', "one JSON object"),
+        ('{"ext": 1}', "entry 'ext'"),
+        ('{"ext": "ext",', "bad.json:1: not JSON"),
+    ]:
+        bad.write_text(text, encoding="utf-8")
+        with pytest.raises(ValueError, match=message):
+            read_abbreviations(bad)
+    bad.write_text('\ufeff{"Ext": "Ext"}', encoding="utf-8")  # a BOM is skipped
+    assert read_abbreviations(bad) == {"ext": "ext"}
+    ddl = tmp_path / "crm.sql"
+    ddl.write_text(PHONE, encoding="utf-8")
+    argv = ["index", "ddl", str(ddl), str(tmp_path / "i"), "--embedder", "hashing"]
+    assert main([*argv, "--abbreviations", str(bad)]) == 1
+    assert "--abbreviations only feeds --identifiers expand" in capsys.readouterr().err

@@ -125,9 +125,17 @@ class _Counting(DenseRetriever):
     def __init__(self, index: TableIndex) -> None:
         super().__init__(index)
         self.calls: list[int] = []
+        self.on_event_loop = False
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[Any]:
+        import asyncio
+
         self.calls.append(len(batch))
+        try:
+            asyncio.get_running_loop()
+            self.on_event_loop = True  # native work here would block the loop
+        except RuntimeError:
+            pass
         return super()._raw(batch, k, k_columns)
 
 
@@ -160,6 +168,7 @@ def test_langchain_batch_is_one_native_call(retriever: DenseRetriever) -> None:
     counting.calls.clear()
     _same_documents(asyncio.run(lc.abatch(questions)), one_by_one)
     assert counting.calls == [2]
+    assert not counting.on_event_loop  # abatch retrieves off the event loop, as ainvoke does
     counting.calls.clear()
     assert lc.invoke(questions[0]) == one_by_one[0]  # outside a batch: its own call again
     assert counting.calls == [1]

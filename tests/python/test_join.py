@@ -151,15 +151,40 @@ def test_per_k_evaluation_scores_each_run() -> None:
             for q in questions
         ]
 
-    prefix = evaluate(retrieve, bench, (2, 3), progress=False)
-    per_k = evaluate(retrieve, bench, (2, 3), progress=False, per_k=True)
+    prefix = evaluate(retrieve, bench, (2, 3), progress=False, per_k=False)
+    per_k = evaluate(retrieve, bench, (2, 3), progress=False)  # the default: a run per k
     assert prefix.recall == {2: 100.0, 3: 100.0}  # prefixes of the k=3 run
+    assert not prefix.per_k
     assert per_k.recall == {2: 50.0, 3: 100.0}
     assert per_k.per_k
+    assert per_k.per_question[0]["answers"] == {2: [0, 1], 3: [2, 0, 1]}
     assert set(per_k.seconds) == {2, 3}
     table = format_table([per_k], seconds=True, tables=True)
     assert "s@2" in table
     assert "n@3" in table
+
+
+def test_a_result_that_returns_more_than_k_shows_its_size() -> None:
+    """A method that returns every table reads 100.0 at every k: never without n@k beside."""
+    cat = Catalog()
+    cat.add_ddl_text(SCHOOL, "school")
+    bench = Benchmark("t", cat, [BenchmarkQuestion("1", "school", "q", (0, 2))], "test")
+    every = [ScoredTable(t, cat.qualified_name(t), 1.0) for t in range(cat.num_tables)]
+
+    def everything(questions: list[str], k: int) -> list[Retrieval]:
+        return [Retrieval(q, every) for q in questions]
+
+    res = evaluate(everything, bench, (1, 2), progress=False)
+    assert res.complete_recall == {1: 100.0, 2: 100.0}
+    assert res.mean_tables == {1: cat.num_tables, 2: cat.num_tables}
+    table = format_table([res])  # n@ shown although tables=False
+    assert "| n@1 | n@2 |" in table
+    assert f"| {cat.num_tables:.2f} |" in table
+
+    def first_k(questions: list[str], k: int) -> list[Retrieval]:
+        return [Retrieval(q, every[:k]) for q in questions]
+
+    assert "n@" not in format_table([evaluate(first_k, bench, (1, 2), progress=False)])
 
 
 def test_sql_tables_includes_nested_queries() -> None:
@@ -211,3 +236,43 @@ def test_cli_join_methods(data_dir: Path, capsys: pytest.CaptureFixture[str]) ->
     assert "n@2" in out
     demo = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet"]
     assert main([*demo, "--method", "greedy-join"]) == 1
+
+
+def test_column_stats_without_sqlalchemy_fails_before_embedding(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+    import sys
+
+    db = tmp_path / "shop.db"
+    with sqlite3.connect(db) as con:
+        con.execute("CREATE TABLE customer (id INTEGER PRIMARY KEY, name TEXT)")
+    monkeypatch.setitem(sys.modules, "sqlalchemy", None)  # `import sqlalchemy` now fails
+
+    def build(*args: object, **kwargs: object) -> None:
+        raise AssertionError("embedded before the missing SQLAlchemy was said")
+
+    monkeypatch.setattr(tabret.TableIndex, "build", build)
+    out = tmp_path / "shop.idx"
+    argv = ["index", "sqlite", str(db), str(out), "--embedder", "hashing", "--quiet"]
+    assert main([*argv, "--join-graph", "--column-stats"]) == 1
+    assert "SQLAlchemy, which is not installed" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_eval_greedy_join_on_own_questions_falls_back_as_query_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    catalog = tmp_path / "demo.json"
+    tabret.demo_catalog().save_json(catalog)
+    questions = tmp_path / "mine.jsonl"
+    line = {"question": "Which doctors work in which ward?", "gold_tables": ["hospital.ward"]}
+    questions.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    argv = ["eval", "--questions", str(questions), "--catalog", str(catalog), "--k", "3"]
+    assert main([*argv, "--embedder", "hashing", "--quiet", "--method", "greedy-join"]) == 0
+    captured = capsys.readouterr()
+    assert "no recorded JAR decompositions for 'mine'" in captured.err
+    assert "each question is its own only sub-query" in captured.err
+    assert "| greedy-join |" in captured.out

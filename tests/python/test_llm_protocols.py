@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import struct
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -32,6 +33,7 @@ class Model:
 
     props: dict[str, Any] | None = None
     chat: bool = True
+    null: bool = False  # answers "text": null / "content": null
     seen: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -58,10 +60,12 @@ def _handler(model: Model) -> type[BaseHTTPRequestHandler]:
                 model.seen.append(("POST", self.path, body))
             usage = {"prompt_tokens": 10, "completion_tokens": 2}
             if self.path == "/v1/completions":
-                text = f"completed: {body['prompt'][-20:]}"
+                text = None if model.null else f"completed: {body['prompt'][-20:]}"
                 self._send(200, {"choices": [{"text": text}], "usage": usage})
             elif self.path == "/v1/chat/completions" and model.chat:
-                content = f"chatted: {body['messages'][-1]['content'][-20:]}"
+                content = (
+                    None if model.null else f"chatted: {body['messages'][-1]['content'][-20:]}"
+                )
                 self._send(200, {"choices": [{"message": {"content": content}}], "usage": usage})
             else:
                 self._send(404, {"error": "This is not a chat model"})
@@ -132,6 +136,20 @@ def test_auto_chooses_by_the_servers_answer(serve: Any, model: Model, chosen: st
     llm(["third prompt"])  # settled: no more probes
     assert model.paths()[-1] == f"POST {endpoint}"
     assert sum(p == "GET /props" for p in model.paths()) == 1
+
+
+@pytest.mark.parametrize(
+    ("api", "field"),
+    [("chat", "choices[0].message.content"), ("completions", "choices[0].text")],
+)
+def test_a_null_completion_is_an_error_in_both_protocols(
+    serve: Any, api: Literal["chat", "completions"], field: str
+) -> None:
+    """Issue 47, item 2: a null answer is no completion (it used to be returned as '')."""
+    url = serve(Model(null=True))
+    endpoint = "chat/completions" if api == "chat" else "completions"
+    with pytest.raises(tabret.LLMError, match=re.escape(f"{url}/{endpoint}: {field} is null")):
+        _client(url, api=api)(["p"])
 
 
 def test_chat_refusal_without_auto_is_an_error(serve: Any) -> None:

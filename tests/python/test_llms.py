@@ -4,6 +4,7 @@ adapter, answer checks, deduplication, the response cache and the recorded-answe
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from collections.abc import Iterator
@@ -29,6 +30,7 @@ from tabret.llms import (
     crush_recordings,
     jar_decompositions,
 )
+from tabret.recordings import RecordingLLM, read_recording
 from tabret.rewriting import (
     CrushRewriter,
     DecompositionRewriter,
@@ -215,12 +217,50 @@ def test_openai_malformed_answer_is_an_llm_error(server: tuple[str, Script]) -> 
     assert script.count("p") == 1
 
 
-def test_openai_content_parts_and_null_content(server: tuple[str, Script]) -> None:
+def test_openai_content_parts_are_joined_and_an_empty_string_is_an_answer(
+    server: tuple[str, Script],
+) -> None:
     url, script = server
     parts = {"choices": [{"message": {"content": [{"type": "text", "text": "a"}, {"text": "b"}]}}]}
     script.actions["parts"] = [("raw", json.dumps(parts).encode())]
-    script.actions["null"] = [("raw", b'{"choices": [{"message": {"content": null}}]}')]
-    assert client(url)(["parts", "null"]) == ["ab", ""]
+    script.actions["empty"] = [("reply", "")]
+    assert client(url)(["parts", "empty"]) == ["ab", ""]
+
+
+#: Answers that carry no completion (issue 47, item 2), by what the message says of them.
+NO_COMPLETION = {
+    "null": (b'{"choices": [{"message": {"content": null}}]}', "content is null"),
+    "missing": (b'{"choices": [{"message": {"role": "assistant"}}]}', "KeyError: 'content'"),
+    "no-text-part": (
+        b'{"choices": [{"message": {"content": [{"type": "image_url"}]}}]}',
+        "content has no text part",
+    ),
+}
+
+
+@pytest.mark.parametrize(("answer", "says"), NO_COMPLETION.values(), ids=list(NO_COMPLETION))
+def test_openai_an_answer_without_content_is_an_error_and_never_kept(
+    server: tuple[str, Script], tmp_path: Path, answer: bytes, says: str
+) -> None:
+    """Issue 47, item 2: ``"content": null`` was answered, cached and recorded as ``''``, so
+    CRUSH ranked on an empty schema and later runs never asked again. Now it is an LLMError
+    naming the endpoint; neither the response cache nor the recording keeps anything, and the
+    next run asks the server again."""
+    url, script = server
+    prompt = _prompt("crush_bird", question="What?")
+    script.actions[prompt] = [("raw", answer)]
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    recording = RecordingLLM(CachedLLM(client(url), cache), tmp_path / "answers.jsonl")
+    with pytest.raises(tabret.LLMError, match=re.escape(f"{url}/chat/completions: ")) as caught:
+        CrushRewriter(recording).rewrite(["What?"])
+    assert says in str(caught.value)
+    assert (len(cache), len(recording)) == (0, 0)
+    recording.save()
+    assert read_recording(tmp_path / "answers.jsonl") == {}
+    again = CrushRewriter(CachedLLM(client(url), cache)).rewrite(["What?"])
+    assert again[0].queries != [""]
+    assert script.count(prompt) == 2  # asked again, not answered from the cache
+    assert cache.find("test-model", prompt) == f"answer: {prompt}"
 
 
 def test_openai_connection_refused_is_retried_then_an_llm_error() -> None:

@@ -9,8 +9,10 @@ import os
 import re
 import shutil
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ import numpy as np
 import pytest
 
 import tabret
+from local_http import serving
 from tabret import Catalog
 from tabret.benchmarks import load_benchmark, questions_benchmark
 from tabret.cli import main
@@ -25,7 +28,14 @@ from tabret.crush import CrushRetriever
 from tabret.embedders import CallableEmbedder, HashingEmbedder
 from tabret.index import DenseRetriever, TableIndex
 from tabret.join import GreedyJoinRetriever, JoinGraph
-from tabret.llms import load_crush_recordings, load_jar_decompositions
+from tabret.llms import (
+    CachedLLM,
+    OpenAICompatibleLLM,
+    ResponseCache,
+    complete,
+    load_crush_recordings,
+    load_jar_decompositions,
+)
 from tabret.murre import MurreRetriever
 from tabret.reverse import GeneratedQuestions
 from tabret.rewriting import MurreRewriter
@@ -1215,3 +1225,72 @@ def test_misbehaving_llm_through_every_method(
     _, index, graph = switched
     with pytest.raises(error, match=message):
         RETRIEVERS[method](index, graph, answer).retrieve(["How many beds?"], 3)
+
+
+# --- answers that are no text (issue 47, item 11) -------------------------------------------
+
+# A completion with a lone surrogate (what json.loads makes of "\ud83d") cannot become UTF-8: it
+# escaped from C++ as RuntimeError("Unable to cast Python instance of type <class 'str'>").
+NOT_UNICODE = "schools(\ud83d)"
+
+
+@pytest.mark.parametrize("method", ["crush", "murre", "greedy-join", "reverse-questions"])
+def test_an_answer_that_is_not_unicode_is_an_llm_error_through_every_method(
+    switched: tuple[Switch, TableIndex, JoinGraph], method: str
+) -> None:
+    _, index, graph = switched
+    with pytest.raises(tabret.LLMError, match=r"LLM '.*' returned completion 0 with a lone") as e:
+        RETRIEVERS[method](index, graph, lambda p: [NOT_UNICODE] * len(p)).retrieve(["Q?"], 3)
+    assert isinstance(e.value.__cause__, UnicodeEncodeError)
+
+
+def test_an_answer_that_is_not_unicode_is_never_cached(tmp_path: Path) -> None:
+    def bad(prompts: list[str]) -> list[str]:
+        return [NOT_UNICODE] * len(prompts)
+
+    cache = ResponseCache(tmp_path / "cache.sqlite")
+    calls: list[Callable[[], object]] = [
+        lambda: complete(bad, ["p"]),
+        lambda: CachedLLM(bad, cache, model="m")(["p"]),
+    ]
+    for call in calls:
+        with pytest.raises(tabret.LLMError, match=r"LLM '.*' returned completion 0") as e:
+            call()
+        assert isinstance(e.value.__cause__, UnicodeEncodeError)
+    assert len(cache) == 0
+
+
+@contextmanager
+def _http_llm(answer: bytes) -> Iterator[OpenAICompatibleLLM]:
+    """A client of a server on 127.0.0.1 that answers ``answer`` to every POST."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+
+    with serving(Handler) as url:
+        yield OpenAICompatibleLLM(f"{url}/v1", "m", timeout=10, max_retries=0, proxies={})
+
+
+HTTP_ANSWERS = {
+    "lone-surrogate": b'{"choices": [{"message": {"content": "schools(\\ud83d)"}}]}',
+    "deep-nesting": ("[" * 200_000 + "]" * 200_000).encode(),
+}
+
+
+@pytest.mark.parametrize("method", ["crush", "murre", "greedy-join", "reverse-questions"])
+@pytest.mark.parametrize("answer", HTTP_ANSWERS.values(), ids=list(HTTP_ANSWERS))
+def test_an_undecodable_http_answer_is_an_llm_error_through_every_method(
+    switched: tuple[Switch, TableIndex, JoinGraph], method: str, answer: bytes
+) -> None:
+    """The same answers from a server (RuntimeError / RecursionError before)."""
+    _, index, graph = switched
+    with _http_llm(answer) as llm, pytest.raises(tabret.LLMError, match="/v1/chat/completions: "):
+        RETRIEVERS[method](index, graph, llm).retrieve(["How many beds?"], 3)

@@ -23,7 +23,8 @@ from local_http import serving
 from tabret import EmbeddingError, LLMError
 from tabret.cli import main
 from tabret.embedders import OpenAICompatibleEmbedder
-from tabret.llms import OpenAICompatibleLLM
+from tabret.llms import OpenAICompatibleLLM, ResponseCache
+from tabret.recordings import read_recording
 
 KEY = "sk-SECRET-bearer-0123456789"
 URL_PASSWORD = "pw-SECRET-in-userinfo-42"
@@ -361,6 +362,198 @@ def test_redact_url(url: str, shown: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
+# Bounds: the answer's size, the time a call takes, answers that do not decode (issue 47, items
+# 8 and 11)
+
+MIB = 1024 * 1024
+
+
+@dataclass
+class Stream:
+    """A server that answers ``status`` with up to ``total`` bytes in ``chunk``-byte writes,
+    ``pause`` seconds apart (until ``stop``), declaring their length or not; it counts what it
+    could write and sets ``done`` when a handler ends."""
+
+    status: int = 200
+    total: int = 64 * MIB
+    chunk: int = 64 * 1024
+    pause: float = 0.0
+    declare: bool = True
+    written: int = 0
+    requests: int = 0
+    done: threading.Event = field(default_factory=threading.Event)
+    stop: threading.Event = field(default_factory=threading.Event)
+
+
+def _stream_handler(stream: Stream) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.0"  # without Content-Length, the body ends at the close
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", "0") or 0))
+            stream.requests += 1
+            try:
+                self.send_response(stream.status)
+                self.send_header("Content-Type", "application/json")
+                if stream.declare:
+                    self.send_header("Content-Length", str(stream.total))
+                self.end_headers()
+                while stream.written < stream.total and not stream.stop.is_set():
+                    self.wfile.write(b" " * min(stream.chunk, stream.total - stream.written))
+                    self.wfile.flush()
+                    stream.written += stream.chunk
+                    if stream.pause:
+                        stream.stop.wait(stream.pause)
+            except OSError:
+                pass  # the client stopped reading
+            finally:
+                stream.done.set()
+
+    return Handler
+
+
+@pytest.fixture
+def stream() -> Iterator[tuple[Stream, str]]:
+    """A :class:`Stream` server on 127.0.0.1 and its ``/v1`` URL."""
+    state = Stream()
+    with serving(_stream_handler(state)) as url:
+        try:
+            yield state, f"{url}/v1"
+        finally:
+            state.stop.set()
+
+
+def _client(kind: str, base_url: str, **options: Any) -> Callable[[], object]:
+    """A call of a client of ``kind`` with ``options`` (no retries unless given)."""
+    settings: dict[str, Any] = {"max_retries": 0, "backoff": 0.0, "proxies": {}, **options}
+    if kind == "llm":
+        return lambda: OpenAICompatibleLLM(base_url, "m", **settings)(["q"])
+    return lambda: OpenAICompatibleEmbedder(base_url, "m", **settings).embed(["q"])
+
+
+@pytest.mark.parametrize("kind", ["llm", "embedder"])
+@pytest.mark.parametrize("declare", [True, False], ids=["content-length", "no-length"])
+def test_an_answer_over_max_response_bytes_is_refused_early(
+    stream: tuple[Stream, str], kind: str, declare: bool
+) -> None:
+    """A 64 MiB answer to a client allowing 1 MiB: refused (not retried) naming the URL and
+    the limit, once the Content-Length says so or 1 MiB has come, not after reading it all
+    (a 400 MB body used to take the process to 844 MB)."""
+    state, url = stream
+    state.declare = declare
+    call = _client(kind, url, max_response_bytes=MIB, max_retries=2)
+    with pytest.raises(ERRORS[kind]) as caught:
+        call()
+    message = str(caught.value)
+    assert f"{url}/{PATHS[kind]}: the answer is larger than max_response_bytes=1048576" in message
+    assert ("Content-Length: 67108864" in message) == declare
+    assert state.done.wait(10)
+    assert state.requests == 1
+    assert state.written < state.total  # the client stopped reading
+
+
+def test_an_endless_error_body_is_not_read_whole(stream: tuple[Stream, str]) -> None:
+    """An HTTP 500 with 64 MiB of body: the error comes after the body's start, not its end."""
+    state, url = stream
+    state.status, state.declare = 500, False
+    with pytest.raises(LLMError, match=r"HTTP 500"):
+        _client("llm", url)()
+    assert state.done.wait(10)
+    assert state.written < state.total
+
+
+def _returns_within(seconds: float, call: Callable[[], object]) -> BaseException:
+    """Runs ``call`` in a thread; it must raise within ``seconds``: returns what it raised."""
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            call()
+        except BaseException as err:  # handed to the test
+            raised.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the call was still running after {seconds} s"
+    assert raised, "the call returned instead of raising"
+    return raised[0]
+
+
+@pytest.mark.parametrize("kind", ["llm", "embedder"])
+def test_a_dripping_server_is_cut_off_at_timeout(stream: tuple[Stream, str], kind: str) -> None:
+    """A server that sends a byte every 0.1 s (a 10,000-byte answer: 1,000 s) holds a call with
+    ``timeout=1`` and one retry for about 2 s, not until it is done (a ``timeout=3`` call used to
+    take 80 s): ``timeout`` bounds each attempt, not each socket read."""
+    state, url = stream
+    state.total, state.chunk, state.pause = 10_000, 1, 0.1
+    error = _returns_within(30, _client(kind, url, timeout=1.0, max_retries=1))
+    assert isinstance(error, ERRORS[kind])
+    assert "failed after 2 attempts" in str(error)
+    assert "no whole answer within timeout=1 s" in str(error)
+    assert state.requests == 2
+
+
+def test_total_timeout_bounds_every_attempt_and_wait(stream: tuple[Stream, str]) -> None:
+    """``total_timeout`` ends the call, retries included: 10 retries of 1 s attempts end at
+    2.5 s."""
+    state, url = stream
+    state.total, state.chunk, state.pause = 10_000, 1, 0.1
+    call = _client("llm", url, timeout=1.0, total_timeout=2.5, max_retries=10, backoff=0.1)
+    error = _returns_within(30, call)
+    assert isinstance(error, LLMError)
+    assert "within total_timeout=2.5 s" in str(error)
+    assert state.requests <= 3
+
+
+def test_timeout_settings_are_checked() -> None:
+    for options, what in (
+        ({"total_timeout": 0}, "total_timeout"),
+        ({"max_response_bytes": 0}, "max_response_bytes"),
+    ):
+        with pytest.raises(ValueError, match=what):
+            OpenAICompatibleLLM("http://127.0.0.1:1/v1", "m", **options)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=what):
+            OpenAICompatibleEmbedder("http://127.0.0.1:1/v1", "m", **options)  # type: ignore[arg-type]
+
+
+DEEP = "[" * 200_000 + "]" * 200_000
+#: Answers that are JSON only in name, by client kind: (answer, what the error says).
+UNDECODABLE: dict[str, tuple[str, bytes, str]] = {
+    "llm-lone-surrogate": (
+        "llm",
+        b'{"choices": [{"message": {"content": "schools(\\ud83d)"}}]}',
+        "choices[0].message.content is not valid Unicode (a lone surrogate at character 8)",
+    ),
+    "llm-deep-content": (
+        "llm",
+        f'{{"choices": [{{"message": {{"content": {DEEP}}}}}]}}'.encode(),
+        "nested too deeply to parse",
+    ),
+    "llm-deep-answer": ("llm", DEEP.encode(), "nested too deeply to parse"),
+    "embedder-deep-answer": ("embedder", DEEP.encode(), "nested too deeply to parse"),
+}
+
+
+@pytest.mark.parametrize(("kind", "answer", "says"), UNDECODABLE.values(), ids=list(UNDECODABLE))
+def test_an_undecodable_answer_is_the_clients_error(
+    serve: Callable[..., Server], kind: str, answer: bytes, says: str
+) -> None:
+    """A lone surrogate escape (``"\\ud83d"``) or 200,000-deep nesting used to escape as
+    RuntimeError (pybind11 cannot cast the str) or RecursionError; now LLMError /
+    EmbeddingError naming the URL, with no exception chained (it would hold the answer)."""
+    server = serve(lambda request: (200, {}, answer))
+    with pytest.raises(ERRORS[kind]) as caught:
+        _client(kind, f"{server.url}/v1")()
+    assert f"{server.url}/v1/{PATHS[kind]}: " in str(caught.value)
+    assert says in str(caught.value)
+    _assert_unchained(caught.value)
+
+
+# ---------------------------------------------------------------------------------------------
 # The command line
 
 
@@ -398,3 +591,31 @@ def test_cli_llm_url_with_credentials(
     assert "HTTP 401" in err
     assert "http://***@127.0.0.1:" in err
     _assert_clean(err)
+
+
+def test_cli_never_caches_or_records_a_null_answer(
+    serve: Callable[..., Server],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Issue 47, item 2, end to end: `tabret query … --llm-cache C --llm-record R` against a
+    server answering ``"content": null`` fails naming the endpoint, and neither the cache nor the
+    recording holds an answer (they used to hold ``''``, and every later run reused it)."""
+    for proxy in ("http_proxy", "HTTP_PROXY", "all_proxy", "ALL_PROXY"):
+        monkeypatch.delenv(proxy, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("TABRET_LLM_API_KEY", raising=False)
+    out = tmp_path / "idx"
+    source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    server = serve(_answer({"choices": [{"message": {"content": None}}]}))
+    cache, recording = tmp_path / "cache.sqlite", tmp_path / "answers.jsonl"
+    query = ["query", str(out), "How many customers?", "--method", "crush", "--llm-api", "chat"]
+    storing = ["--llm-cache", str(cache), "--llm-record", str(recording)]
+    capsys.readouterr()
+    assert main([*query, "--llm-url", f"{server.url}/v1", *storing]) == 1
+    err = capsys.readouterr().err
+    assert f"{server.url}/v1/chat/completions: choices[0].message.content is null" in err
+    assert len(ResponseCache(cache)) == 0
+    assert read_recording(recording) == {}

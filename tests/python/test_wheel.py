@@ -147,6 +147,20 @@ def test_wheel_is_manylinux_for_this_glibc(wheel: Path) -> None:
         assert f"-{tag.split('-', 2)[2]}.whl" in wheel.name
 
 
+def test_wheel_requires_what_the_default_options_need(wheel: Path) -> None:
+    """`--identifiers split|expand` are options of every install: their word list (wordninja)
+    is a dependency, not an extra that `make demo` and a plain install leave out."""
+    with zipfile.ZipFile(wheel) as z:
+        (name,) = [n for n in z.namelist() if n.endswith(".dist-info/METADATA")]
+        metadata = z.read(name).decode("utf-8")
+    required = [
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    ]
+    assert any(r.startswith("wordninja") for r in required), required
+
+
 def test_wheel_vendors_every_non_system_library(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
@@ -121,6 +122,14 @@ def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> Non
         "wordninja (tabret.identifiers); names the schema gives are kept either way",
     )
     p.add_argument(
+        "--abbreviations",
+        metavar="FILE.json",
+        help="with --identifiers expand: a JSON object {token: expansion} that extends the "
+        "built-in dictionary and wins over what the databases teach; map a token to itself "
+        '({"ext": "ext"}) to keep it. `tabret catalog SOURCE --show-abbreviations` shows '
+        "what each database teaches",
+    )
+    p.add_argument(
         "--keys",
         default="declared",
         choices=list(get_args(Keys)),
@@ -148,22 +157,52 @@ def add_catalog_arguments(p: argparse.ArgumentParser, families_help: str) -> Non
     )
 
 
-def understood(catalog: Catalog, identifiers: Identifiers, keys: Keys) -> Catalog:
+def understood(
+    catalog: Catalog, identifiers: Identifiers, keys: Keys, abbreviations: str | None = None
+) -> Catalog:
     """``catalog`` with --identifiers split (words of concatenated identifiers) or expand (split,
-    then abbreviations expanded) and --keys (foreign keys inferred from names instead of the
-    declared ones, or beside them)."""
+    then abbreviations expanded, the built-in dictionary extended by --abbreviations' file) and
+    --keys (foreign keys inferred from names instead of the declared ones, or beside them)."""
+    if abbreviations is not None and identifiers != "expand":
+        raise ValueError("--abbreviations only feeds --identifiers expand")
     if identifiers in ("split", "expand"):
-        from tabret.identifiers import expand_abbreviations, segment_names
+        from tabret.identifiers import segment_names
 
         catalog = segment_names(catalog)
         if identifiers == "expand":
-            catalog = expand_abbreviations(catalog)
+            catalog = _expanded(catalog, abbreviations)
     if keys != "declared":
         from tabret.keys import catalog_without_keys, infer_foreign_keys, with_foreign_keys
 
         base = catalog_without_keys(catalog) if keys == "inferred" else catalog
         catalog = with_foreign_keys(base, infer_foreign_keys(base))
     return catalog
+
+
+def abbreviation_dictionary(path: str | None) -> dict[str, str]:
+    """The built-in abbreviations, extended by --abbreviations' file when given."""
+    from tabret.identifiers import default_abbreviations, read_abbreviations
+
+    return default_abbreviations() | (read_abbreviations(path) if path else {})
+
+
+def _expanded(catalog: Catalog, abbreviations: str | None) -> Catalog:
+    """--identifiers expand, saying how many words the databases taught (a learned expansion
+    can be wrong: `tabret catalog --show-abbreviations` lists them, --abbreviations overrides)."""
+    from tabret.identifiers import expand_abbreviations, learned_by_database
+
+    dictionary = abbreviation_dictionary(abbreviations)
+    taught = learned_by_database(catalog, dictionary)
+    if taught:
+        pairs = [f"{t} -> {w}" for learned in taught.values() for t, w in learned.items()]
+        shown = ", ".join(pairs[:5]) + (", …" if len(pairs) > 5 else "")
+        print(
+            f"abbreviations learned from the names: {len(pairs)} in {len(taught)} databases "
+            f"({shown}); all of them: tabret catalog SOURCE --show-abbreviations; "
+            "to override: --abbreviations FILE.json",
+            file=sys.stderr,
+        )
+    return expand_abbreviations(catalog, dictionary)
 
 
 def embedder_arg(name: str, quiet: bool = False, cache: str | None = None) -> object:

@@ -174,11 +174,13 @@ def join_setup(
     if not j.decompositions:
         print("no decompositions: each question is its own only sub-query\n", file=sys.stderr)
         return JoinSetup(dataset, graph, None)
-    if dataset is None:
-        raise ValueError(
-            f"no recorded JAR decompositions for '{bench.name}': use --no-decompositions "
-            "(each question its own only sub-query) or --llm to write them"
+    if dataset is None:  # as `tabret query` without an LLM: said, not refused
+        print(
+            f"note: no recorded JAR decompositions for '{bench.name}': each question is its "
+            "own only sub-query (--llm writes decompositions)\n",
+            file=sys.stderr,
         )
+        return JoinSetup(dataset, graph, None)
     source = jar_decompositions(dataset, data)
     missing = sum(1 for q in bench.questions if q.question not in source)
     print(

@@ -33,6 +33,7 @@ from tabret.methods import (
     JarExactOptions,
     Method,
     compose,
+    is_prefix,
     method_help,
     method_names,
     pipeline_stages,
@@ -65,6 +66,7 @@ class EvalOptions:
     catalog: str | None
     catalog_format: str
     identifiers: Identifiers
+    abbreviations: str | None
     families: FamiliesChoice
     copies: CopiesChoice
     score_copies: bool
@@ -173,7 +175,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--per-k",
         action="store_true",
-        help="one run per k, scoring all returned tables (automatic for jar-exact and closure)",
+        help="one run per k, scoring all returned tables, for every method (the default for "
+        "all but the methods whose answer at k is the first k of their answer at a larger k: "
+        "single-hop, bm25, reverse, adaptive, MURRE; those are run once at the largest k)",
     )
     p.add_argument(
         "--first",
@@ -245,6 +249,7 @@ def command(args: argparse.Namespace) -> int:
             catalog=args.catalog,
             catalog_format=args.catalog_format,
             identifiers=args.identifiers,
+            abbreviations=args.abbreviations,
             families=args.families,
             copies=args.copies,
             score_copies=args.score_copies,
@@ -279,7 +284,9 @@ def _benchmark(o: EvalOptions) -> Benchmark:
         if o.catalog is not None:
             raise ValueError("--catalog goes with --questions (a benchmark has its own catalog)")
         bench = load_benchmark(o.benchmark, o.data_dir)
-    bench = replace(bench, catalog=understood(bench.catalog, o.identifiers, o.keys))
+    bench = replace(
+        bench, catalog=understood(bench.catalog, o.identifiers, o.keys, o.abbreviations)
+    )
     if o.documents:
         from tabret.benchmarks import with_documents
 
@@ -436,8 +443,9 @@ def _check_level(o: EvalOptions) -> None:
 
 def _runs(
     o: EvalOptions, index: TableIndex, bench: Benchmark, embedder: object, llm: LLMLike | None
-) -> tuple[list[EvalResult], list[tuple[str, BaseRetriever]]]:
-    """CRUSH's results (it evaluates itself) and the (label, retriever) of every other method."""
+) -> tuple[list[EvalResult], list[tuple[str, BaseRetriever, bool]]]:
+    """CRUSH's results (it evaluates itself) and the (label, retriever, whether it has the
+    prefix property) of every other method and pipeline."""
     other = None
     if "adaptive" in o.methods:
         other = _adaptive.calibration_bench(
@@ -449,7 +457,7 @@ def _runs(
         _stage_names(o), join_options, bench, index, o.data_dir, llm, progress=not o.quiet
     )
     results: list[EvalResult] = []
-    runs: list[tuple[str, BaseRetriever]] = []
+    runs: list[tuple[str, BaseRetriever, bool]] = []
     for method in o.methods:
         if method == "crush":
             res = _crush.crush_eval(
@@ -466,14 +474,17 @@ def _runs(
             res.command = o.command
             results.append(res)
         elif method == "adaptive":
-            runs += [_adaptive.adaptive(o.adaptive, index, r, other) for r in o.adaptive.rules]
+            prefix = METHODS[method].prefix
+            runs += [
+                (*_adaptive.adaptive(o.adaptive, index, r, other), prefix) for r in o.adaptive.rules
+            ]
         elif _murre.is_murre(method):
             m = replace(o.murre, rewriter="lexical") if offline else o.murre
             murre, label = _murre.retriever(method, index, bench, m, o.data_dir, llm)
-            runs.append((label, murre))
+            runs.append((label, murre, METHODS[method].prefix))
         else:
-            runs.append((method, _retriever(method, o, index, join, llm)))
-    runs += [(spec, _pipeline(spec, o, index, join, llm)) for spec in o.pipelines]
+            runs.append((method, _retriever(method, o, index, join, llm), METHODS[method].prefix))
+    runs += [(spec, _pipeline(spec, o, index, join, llm), is_prefix(spec)) for spec in o.pipelines]
     return results, runs
 
 
@@ -488,20 +499,18 @@ def run(o: EvalOptions) -> int:
     print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
     bench = _benchmark(o)
     embedder = _embedder(o)
-    per_k = o.per_k or any(METHODS[m].per_k for m in _stage_names(o)) or True in o.join.closure
     started = time.perf_counter()
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         llm = live.llm if live else None
         if bench.per_database:
             # an index per database: each question ranks its own database's tables only
             parts = [
-                _evaluate(o, part, embedder, per_k, llm, counter)
-                for part in database_benchmarks(bench)
+                _evaluate(o, part, embedder, llm, counter) for part in database_benchmarks(bench)
             ]
             results = [merge_results(rs, bench) for rs in zip(*parts, strict=True)]
         else:
-            results = _evaluate(o, bench, embedder, per_k, llm, counter)
-        _report(o, results, bench, per_k=per_k)
+            results = _evaluate(o, bench, embedder, llm, counter)
+        _report(o, results, bench)
         if live is not None and live.client is not None:
             wall = time.perf_counter() - started
             line = live.usage_line(len(bench.questions), wall)
@@ -522,11 +531,12 @@ def _evaluate(
     o: EvalOptions,
     bench: Benchmark,
     embedder: object,
-    per_k: bool,
     llm: LLMLike | None,
     counter: TokenCounter | None = None,
 ) -> list[EvalResult]:
-    """Every method and pipeline over an index of ``bench``'s catalog."""
+    """Every method and pipeline over an index of ``bench``'s catalog, each run once per k
+    unless it has the prefix property (:func:`tabret.methods.is_prefix`) and nothing adds
+    tables to it (--join-closure), so that its result at k is what ``tabret query --k`` gives."""
     from tabret.eval import evaluate
     from tabret.index import TableIndex
     from tabret.murre import MurreRetriever
@@ -546,7 +556,7 @@ def _evaluate(
         progress=not o.quiet,
     )
     results, runs = _runs(o, index, bench, embedder, llm)
-    for (label, base), with_closure in [(r, c) for r in runs for c in o.join.closure]:
+    for (label, base, prefix), with_closure in [(r, c) for r in runs for c in o.join.closure]:
         retriever = _with_closure(base, o) if with_closure else base
         retrieve: RetrieveFn = _with_columns(retriever) if column_level else retriever.retrieve
         res = evaluate(
@@ -557,7 +567,7 @@ def _evaluate(
             embedder=index.embedder_name,
             level=o.level,
             progress=not o.quiet,
-            per_k=per_k,
+            per_k=o.per_k or with_closure or not prefix,
             tokens=tokens,
         )
         res.command = o.command
@@ -578,12 +588,13 @@ def _with_columns(retriever: BaseRetriever) -> RetrieveFn:
     return lambda questions, k: retriever.retrieve(questions, k, k_columns=k)
 
 
-def _report(o: EvalOptions, results: list[EvalResult], bench: Benchmark, *, per_k: bool) -> None:
+def _report(o: EvalOptions, results: list[EvalResult], bench: Benchmark) -> None:
     from tabret.eval import format_cut_table, format_table
 
     if o.json:
         print(json.dumps([r.to_json() | {"per_question": None} for r in results], indent=2))
     else:
+        per_k = any(r.per_k for r in results)
         print(format_table(results, seconds=per_k, tables=True in o.join.closure))
         if any(r.cut is not None for r in results):
             print("\nAdaptive cut vs fixed top-k of the same lists at the same mean size:\n")

@@ -44,6 +44,7 @@ class IndexOptions:
     columns: bool
     quiet: bool
     identifiers: Identifiers
+    abbreviations: str | None
     keys: Keys
     families: FamiliesChoice
     copies: CopiesChoice
@@ -138,6 +139,7 @@ def command(args: argparse.Namespace) -> int:
             columns=not args.no_columns,
             quiet=args.quiet,
             identifiers=args.identifiers,
+            abbreviations=args.abbreviations,
             keys=args.keys,
             families=args.families,
             copies=args.copies,
@@ -153,7 +155,7 @@ def run(o: IndexOptions) -> int:
     from tabret.index import TableIndex
 
     _check(o)
-    cat = understood(LOADERS[o.format](o.source), o.identifiers, o.keys)
+    cat = understood(LOADERS[o.format](o.source), o.identifiers, o.keys, o.abbreviations)
     if o.families == "collapse":
         from tabret.families import collapse_families
 
@@ -196,6 +198,19 @@ def _check(o: IndexOptions) -> None:
         raise ValueError(
             f"--column-stats needs a live database (sqlite or sqlalchemy), not {o.format}"
         )
+    if o.column_stats:
+        _require_sqlalchemy()
+
+
+def _require_sqlalchemy() -> None:
+    """--column-stats reads the database through SQLAlchemy: said before minutes of embedding."""
+    try:
+        import sqlalchemy  # noqa: F401
+    except ImportError as err:
+        raise ImportError(
+            "--column-stats reads the database through SQLAlchemy, which is not installed: "
+            "pip install 'sqlalchemy>=2.0'"
+        ) from err
 
 
 def _build_extras(

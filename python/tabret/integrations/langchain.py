@@ -17,6 +17,7 @@ try:
     from langchain_core.documents import Document
     from langchain_core.retrievers import BaseRetriever
     from langchain_core.runnables import RunnableConfig
+    from langchain_core.runnables.config import run_in_executor
 except ImportError as err:  # pragma: no cover - exercised only without the extra
     raise missing_extra(__name__, "langchain-core", "langchain") from err
 from pydantic import ConfigDict, Field
@@ -99,8 +100,11 @@ class TabretRetriever(BaseRetriever):
         return_exceptions: bool = False,
         **kwargs: Any,
     ) -> list[Any]:
-        """As :meth:`batch`, asynchronously."""
-        token = _PREFETCHED.set((self, self._prefetch(inputs)))
+        """As :meth:`batch`, asynchronously: the native retrieval runs in LangChain's executor,
+        as ``ainvoke``'s does, so the event loop keeps running meanwhile."""
+        cfg = config if config is None or isinstance(config, dict) else None
+        prefetched = await run_in_executor(cfg, self._prefetch, inputs)
+        token = _PREFETCHED.set((self, prefetched))
         try:
             return await super().abatch(
                 inputs, config, return_exceptions=return_exceptions, **kwargs
