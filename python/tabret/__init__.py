@@ -28,8 +28,16 @@ from tabret.embedders import (
     OpenAICompatibleEmbedder,
     SentenceTransformerEmbedder,
 )
+from tabret.embedding_cache import DiskCachedEmbedder
 from tabret.families import Families, collapse_families
-from tabret.index import BaseRetriever, DenseRetriever, LexicalRetriever, Retriever, TableIndex
+from tabret.index import (
+    BaseRetriever,
+    DenseRetriever,
+    LexicalRetriever,
+    Retriever,
+    TableIndex,
+    load_saved,
+)
 from tabret.join import (
     ColumnStats,
     GreedyJoinRetriever,
@@ -62,6 +70,7 @@ __all__ = [
     "Database",
     "DatabaseRouter",
     "DenseRetriever",
+    "DiskCachedEmbedder",
     "EmbeddingError",
     "Error",
     "Families",
@@ -106,5 +115,6 @@ __all__ = [
     "demo_questions",
     "infer_foreign_keys",
     "jar_column_stats",
+    "load_saved",
     "with_foreign_keys",
 ]

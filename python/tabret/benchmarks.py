@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from tabret import _core, _json
+from tabret import _core, _json, _text
 from tabret.catalog import Catalog
 from tabret.datasets import data_dir, demo_catalog, demo_questions
 
@@ -546,7 +546,7 @@ def spider2_lite(root: Path | None = None) -> Benchmark:
     questions: list[BenchmarkQuestion] = []
     left_out: dict[str, list[str]] = {}
     by_database: dict[str, list[str]] = {}  # database -> names of documents its questions use
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = _text.read_lines(path)
     for line_no, line in enumerate(lines, start=1):
         q = _json.parse(line, path, line_no)
         key = spider2.database_key(raw, q["db"])
@@ -660,6 +660,8 @@ def _questions_line(path: Path, line_no: int, line: str) -> dict[str, Any]:
         raise _core.SchemaError(f"{path}:{line_no}: expected a JSON object")
     if not isinstance(q.get("question"), str):
         raise _core.SchemaError(f"{path}:{line_no}: 'question' must be a string")
+    if not q["question"].strip():
+        raise _core.SchemaError(f"{path}:{line_no}: 'question' is empty")
     gold = q.get("gold_tables")
     if not isinstance(gold, list) or not gold or not all(isinstance(t, str) for t in gold):
         raise _core.SchemaError(
@@ -677,14 +679,14 @@ def questions_benchmark(path: str | Path, catalog: Catalog) -> Benchmark:
     text given with the question, see :func:`with_knowledge`; blank lines skipped). Names are
     matched case-insensitively, ``db`` up to the first dot.
 
-    Raises :class:`tabret.FileError` for a missing file, :class:`tabret.ParseError` (with
-    ``source`` and ``line``) for a line that is not JSON and :class:`tabret.SchemaError` naming
-    the file and line for a missing field or a table or database the catalog lacks."""
+    The file is UTF-8 text (a leading byte order mark is skipped). Raises
+    :class:`tabret.FileError` for a missing file or one that is not a regular file (a directory,
+    a FIFO), :class:`tabret.ParseError` (with ``source`` and ``line``) for a line that is not
+    JSON or not UTF-8 and :class:`tabret.SchemaError` naming the file and line for a missing
+    field, an empty question or a table or database the catalog lacks."""
     path = Path(path)
-    if not path.is_file():
-        raise _core.FileError(f"{path}: no such file")
     questions = []
-    for line_no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for line_no, line in enumerate(_text.read_lines(path), start=1):
         if not line.strip():
             continue
         q = _questions_line(path, line_no, line)

@@ -94,7 +94,7 @@ class TableIndex:
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
         ``: description``). ``kind``: ``auto`` (the default: the tables' and the columns'
-        vectors each get ``exact`` up to 32 MiB of float32 rows, above that ``sparse`` for
+        vectors each get ``exact`` up to 8 MiB of float32 rows, above that ``sparse`` for
         sparse vectors and ``pca`` for dense ones; :attr:`search_kinds` says which),
         ``exact`` (a dense scan), ``sparse`` (an inverted index,
         for the hashing embedder's sparse vectors; :class:`tabret.Error` for dense ones), ``int8``
@@ -295,6 +295,16 @@ class Retriever(Protocol):
     ) -> list[Retrieval]: ...
 
 
+def check_questions(batch: Sequence[str]) -> None:
+    """:class:`ValueError` for an empty or whitespace-only question in ``batch``: it has
+    nothing to rank tables by (every table would score 0)."""
+    for i, question in enumerate(batch):
+        if isinstance(question, str) and not question.strip():
+            which = f" {i + 1} of {len(batch)}" if len(batch) > 1 else ""
+            blank = " (whitespace only)" if question else ""
+            raise ValueError(f"question{which} is empty{blank}: there is nothing to retrieve by")
+
+
 class RetrievesBatches:
     """``retrieve(question or questions, k, k_columns=0)`` over ``_retrievals``, a batch in,
     one :class:`~tabret.Retrieval` per question out: the shape every retriever shares."""
@@ -313,10 +323,13 @@ class RetrievesBatches:
     def retrieve(
         self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0
     ) -> Retrieval | list[Retrieval]:
-        """Top-``k`` tables (and ``k_columns`` columns) per question, best first."""
+        """Top-``k`` tables (and ``k_columns`` columns) per question, best first (fewer where
+        the method finds fewer: BM25 returns only tables that share a term with the question).
+        :class:`ValueError` for ``k`` < 1 or an empty or whitespace-only question."""
         if k <= 0:
             raise ValueError(f"k must be positive, got {k}")
         batch = [questions] if isinstance(questions, str) else list(questions)
+        check_questions(batch)
         out = self._retrievals(batch, k, k_columns)
         return out[0] if isinstance(questions, str) else out
 
@@ -404,7 +417,9 @@ class DenseRetriever(_NativeRetriever):
 
 
 class LexicalRetriever(BaseRetriever):
-    """BM25 over the index's table texts: no model at all (the lexical floor)."""
+    """BM25 over the index's table texts: no model at all (the lexical floor). Only tables that
+    share a term with the question score, so a question may get fewer than ``k`` tables (none
+    when it shares no term with any table)."""
 
     def __init__(self, index: TableIndex) -> None:
         self.index = index

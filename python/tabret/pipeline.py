@@ -132,11 +132,15 @@ class Stage:
 
 
 class GreedyJoin(Stage):
-    """Selector: :class:`~tabret.GreedyJoinRetriever` over the stage before it."""
+    """Selector: :class:`~tabret.GreedyJoinRetriever` over the stage before it.
+    ``decompositions`` (an LLM or a decomposition rewriter) splits each question into
+    sub-queries; ``None`` (the default): each question is its own only sub-query."""
 
     name = "greedy-join"
 
-    def __init__(self, graph: JoinGraph, decompositions: Decomposer, **options: Any) -> None:
+    def __init__(
+        self, graph: JoinGraph, decompositions: Decomposer | None = None, **options: Any
+    ) -> None:
         super().__init__(**options)
         self.graph, self.decompositions = graph, decompositions
 

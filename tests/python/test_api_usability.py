@@ -3,6 +3,8 @@ and the top-level exports (issue 20, item 4)."""
 
 from __future__ import annotations
 
+import argparse
+import re
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -135,3 +137,69 @@ def test_join_graph_and_generated_questions_report_progress(index: TableIndex) -
 
     with pytest.raises(KeyboardInterrupt):
         JoinGraph.build(index, progress=stop)
+
+
+def test_documented_names_are_exported() -> None:
+    """`tabret.load_saved` (named in the docs) and `tabret.DiskCachedEmbedder` (issue 47,
+    items 15 and 19)."""
+    from tabret.embedding_cache import DiskCachedEmbedder
+    from tabret.index import load_saved
+
+    assert tabret.load_saved is load_saved
+    assert tabret.DiskCachedEmbedder is DiskCachedEmbedder
+    assert {"load_saved", "DiskCachedEmbedder"} <= set(tabret.__all__)
+
+
+def test_greedy_join_stage_defaults_to_no_decompositions(index: TableIndex) -> None:
+    """`GreedyJoin(graph)`, as docs/choosing-a-method.md writes it: each question is its own
+    only sub-query, the same as the retriever without decompositions (issue 47, item 15)."""
+    from tabret.pipeline import GreedyJoin, JarExact, Pipeline
+
+    graph = JoinGraph.build(index)
+    question = "Which patients were admitted to which ward?"
+    first = tabret.DenseRetriever(index)
+    for stage, cls in ((GreedyJoin, GreedyJoinRetriever), (JarExact, JarExactRetriever)):
+        got = Pipeline(first, stage(graph)).retrieve(question, 3)
+        assert got.table_names == cls(index, graph).retrieve(question, 3).table_names
+
+
+def test_empty_questions_are_refused(index: TableIndex) -> None:
+    """An empty or whitespace-only question has nothing to rank by: a ValueError from every
+    retriever, not k tables at score 0 (issue 47, item 5)."""
+    from tabret.pipeline import GreedyJoin, Pipeline
+
+    retrievers = [
+        tabret.DenseRetriever(index),
+        tabret.LexicalRetriever(index),
+        Pipeline(tabret.DenseRetriever(index), GreedyJoin(JoinGraph.build(index))),
+    ]
+    for retriever in retrievers:
+        with pytest.raises(ValueError, match=r"^question is empty: there is nothing to"):
+            retriever.retrieve("", 3)
+        with pytest.raises(ValueError, match=r"^question 2 of 3 is empty \(whitespace only\)"):
+            retriever.retrieve(["ward", " \t\n", "patient"], 3)
+        assert len(retriever.retrieve(["ward"], 3)) == 1
+
+
+def _mib(text: str) -> int:
+    """The N of the one "exact … up to N MiB" in ``text``."""
+    (found,) = re.findall(r"exact\W+(?:search )?up to (\d+) MiB", " ".join(text.split()))
+    return int(found)
+
+
+def test_automatic_kind_threshold_is_the_documented_one() -> None:
+    """`TableIndex.build`'s docstring and `tabret index --help` give the size up to which
+    kind='auto' searches exactly; both must be what it does (issue 47, item 15)."""
+    from tabret.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    mib = _mib(tabret.TableIndex.build.__doc__ or "")
+    assert _mib(sub.choices["index"].format_help()) == mib
+    dim = 1 << 16  # a table's float32 row: 256 KiB
+    rows = (mib << 20) // (4 * dim)
+    for n, kind in ((rows, "exact"), (rows + 1, "sparse")):
+        cat = tabret.Catalog()
+        cat.add_ddl_text("".join(f"CREATE TABLE t{i} (c INT);" for i in range(n)), "db")
+        built = TableIndex.build(cat, HashingEmbedder(dim=dim), columns=False, progress=False)
+        assert built.search_kinds == {"tables": kind}

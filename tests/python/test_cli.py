@@ -366,3 +366,102 @@ def test_llm_local_without_the_extra_is_one_line(
     assert "llama-cpp-python[server]" in err
     assert "pip install 'tabret[local-llm]'" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def _demo_index(tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> Path:
+    """The demo catalog indexed with the hashing embedder into ``tmp_path/idx`` (what the
+    command printed is read off)."""
+    from tabret.datasets import _demo_file
+
+    out = tmp_path / "idx"
+    source = str(_demo_file("catalog.json"))
+    argv = ["index", "json", source, str(out), "--embedder", "hashing", "--quiet", *extra]
+    assert main(argv) == 0
+    capsys.readouterr()
+    return out
+
+
+@pytest.mark.parametrize(
+    ("argv", "dest", "positionals"),
+    [
+        (["query", "IDX", "--k", "3", "Q1", "Q2"], "question", ["Q1", "Q2"]),
+        (["query", "--k", "3", "IDX", "Q1", "--json", "Q2"], "question", ["Q1", "Q2"]),
+        (["plot", "a.json", "--output", "x.png", "b.json"], "results", ["a.json", "b.json"]),
+    ],
+)
+def test_options_and_positional_lists_in_any_order(
+    argv: list[str], dest: str, positionals: list[str]
+) -> None:
+    """Options before, between and after a positional list (issue 47, item 16)."""
+    from tabret.cli import build_parser
+
+    args = build_parser().parse_args(argv)
+    assert getattr(args, dest) == positionals
+    assert args.k == 3 if argv[0] == "query" else args.output == "x.png"
+
+
+def test_query_with_options_before_the_question(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _demo_index(tmp_path, capsys)
+    question = "Which physicians work in each ward?"
+    assert main(["query", str(out), question, "--k", "3", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert main(["query", str(out), "--k", "3", "--json", question]) == 0
+    assert json.loads(capsys.readouterr().out) == expected
+    assert len(expected[0]["tables"]) == 3
+
+
+def test_query_file_with_a_byte_order_mark(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A UTF-8 BOM is skipped, as docs/reliability.md says (issue 47, item 11)."""
+    out = _demo_index(tmp_path, capsys)
+    questions = tmp_path / "q.txt"
+    questions.write_bytes("\ufeffWhich physicians?\r\nWhich wards?\r\n".encode())
+    assert main(["query", str(out), "--file", str(questions), "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert [r["question"] for r in got] == ["Which physicians?", "Which wards?"]
+
+
+def test_query_notes_fewer_tables_than_k(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """BM25 returns only tables sharing a term with the question: the command says so
+    (issue 47, item 5); a full answer gets no note."""
+    out = _demo_index(tmp_path, capsys)
+    assert main(["query", str(out), "ward", "--method", "bm25", "--json"]) == 0
+    printed, errors = capsys.readouterr()
+    assert len(json.loads(printed)[0]["tables"]) == 2
+    assert (
+        "note: 2 of 5 tables came back: bm25 returns only tables that share a term with the "
+        "question" in errors
+    )
+    assert main(["query", str(out), "ward", "physician", "--method", "bm25", "--k", "2"]) == 0
+    assert "note" not in capsys.readouterr().err
+    assert main(["query", str(out), "ward", "--k", "2"]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
+def test_index_embedding_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`tabret index --embedding-cache DIR` keeps every table and column text's vector in DIR;
+    a second index of a changed catalog embeds only its new texts (issue 47, item 19)."""
+    from tabret import Catalog, DiskCachedEmbedder, HashingEmbedder, TableIndex
+    from tabret.datasets import _demo_file
+
+    cache = tmp_path / "cache"
+    _demo_index(tmp_path, capsys, "--embedding-cache", str(cache))
+    catalog = Catalog.from_json(_demo_file("catalog.json"))
+    with DiskCachedEmbedder(HashingEmbedder(), cache) as cached:
+        assert len(cached) == catalog.num_tables + catalog.num_columns
+    catalog.add_ddl_text("CREATE TABLE visit (id INT, ward_id INT);", "clinic")
+    changed = tmp_path / "changed.json"
+    catalog.save_json(changed)
+    argv = ["index", "json", str(changed), str(tmp_path / "idx2"), "--embedder", "hashing"]
+    assert main([*argv, "--quiet", "--embedding-cache", str(cache)]) == 0
+    with DiskCachedEmbedder(HashingEmbedder(), cache) as cached:
+        assert len(cached) == catalog.num_tables + catalog.num_columns  # 3 texts added
+        index = TableIndex.build(catalog, cached, progress=False)
+        assert cached.misses == 0
+    fresh = TableIndex.build(catalog, HashingEmbedder(), progress=False)
+    assert np.array_equal(np.asarray(index.core.table_vectors), fresh.core.table_vectors)

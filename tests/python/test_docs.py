@@ -201,3 +201,30 @@ def test_doc_code_runs(doc: Path, tmp_path: Path) -> None:
                 tmp_path,
                 b.where,
             )
+
+
+def _published_installs(text: str) -> list[tuple[int, str]]:
+    """(line, argument) of each ``pip install`` argument in ``text`` that names tabret as a
+    published distribution (``tabret``, ``'tabret[extra]'``), which no package index serves; a
+    path (``".[extra]"``, ``dist/tabret-….whl``) is what installs it. The arguments run to the
+    end of the line, a backtick or a comment (a command wrapped right after ``install`` goes on
+    on the next line)."""
+    found = []
+    for m in re.finditer(r"pip\s+install\b[ \t]*\n?", text):
+        args = re.split(r"[`#\n]", text[m.end() :], maxsplit=1)[0]
+        line = text.count("\n", 0, m.start()) + 1
+        found += [
+            (line, a) for a in args.split() if re.fullmatch(r"tabret(\[.*\])?", a.strip("'\""))
+        ]
+    return found
+
+
+def test_install_lines_install_from_the_repository_or_the_wheel() -> None:
+    """tabret is not on a package index: every install line in the docs installs from a clone
+    or the wheel (issue 47, item 14)."""
+    found = [
+        f"{doc.relative_to(REPO)}:{line}: pip install {arg}"
+        for doc in DOCS
+        for line, arg in _published_installs(doc.read_text("utf-8"))
+    ]
+    assert found == []

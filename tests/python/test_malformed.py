@@ -5,6 +5,7 @@ table, field, callback). One row per case; docs/reliability.md summarises the ta
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sqlite3
@@ -21,7 +22,7 @@ import pytest
 import tabret
 from local_http import serving
 from tabret import Catalog
-from tabret.benchmarks import load_benchmark
+from tabret.benchmarks import load_benchmark, questions_benchmark
 from tabret.cli import main
 from tabret.crush import CrushRetriever
 from tabret.embedders import CallableEmbedder, HashingEmbedder
@@ -399,6 +400,25 @@ CATALOG_CASES = [
 # --- benchmark question files and recorded LLM outputs ----------------------------------------
 
 
+PETS_CAT = Catalog()
+PETS_CAT.add_ddl_text("CREATE TABLE owner (id INT);", "pets")
+
+
+def your_questions(tmp: Path, text: bytes) -> object:
+    """A --questions file (JSON lines over the catalog), loaded."""
+    return questions_benchmark(write(tmp / "q.jsonl", text), PETS_CAT)
+
+
+def fifo(path: Path) -> Path:
+    os.mkfifo(path)
+    return path
+
+
+def directory(path: Path) -> Path:
+    path.mkdir()
+    return path
+
+
 def spider_union_root(tmp: Path, questions: str) -> object:
     write(tmp / "spider" / "tables.json", json.dumps([PETS]))
     write(tmp / "murre" / "dataset" / "spider" / "dev.json", questions)
@@ -498,6 +518,31 @@ QUESTION_FILE_CASES = [
         ),
         tabret.SchemaError,
         r"dev\.json: \[0\]: missing field 'question'",
+    ),
+    Case(
+        "your-questions-not-utf8",
+        lambda tmp: your_questions(tmp, b'{"question": "a", "gold_tables": ["pets.owner"]}\n\xe9'),
+        tabret.ParseError,
+        r"{tmp}/q\.jsonl:2: not valid UTF-8: byte 0xE9 at byte offset 49 \(column 1\)",
+        2,
+    ),
+    Case(
+        "your-questions-directory",
+        lambda tmp: questions_benchmark(directory(tmp / "q.jsonl"), PETS_CAT),
+        tabret.FileError,
+        r"{tmp}/q\.jsonl: is a directory, expected a file",
+    ),
+    Case(
+        "your-questions-fifo",
+        lambda tmp: questions_benchmark(fifo(tmp / "q.jsonl"), PETS_CAT),
+        tabret.FileError,
+        r"{tmp}/q\.jsonl: not a regular file \(a FIFO\)",
+    ),
+    Case(
+        "your-questions-empty-question",
+        lambda tmp: your_questions(tmp, b'{"question": " ", "gold_tables": ["pets.owner"]}'),
+        tabret.SchemaError,
+        r"{tmp}/q\.jsonl:1: 'question' is empty",
     ),
 ]
 
@@ -929,6 +974,36 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], int, str]] = [
         lambda tmp: ["query", str(tmp / "idx")],
         1,
         r"tabret: error: no question given",
+    ),
+    (
+        "cli-query-empty-question",
+        lambda tmp: ["query", str(tmp / "idx"), "a", "  "],
+        1,
+        r"tabret: error: question 2 of 2 is empty \(whitespace only\)",
+    ),
+    (
+        "cli-query-file-not-utf8",
+        lambda tmp: ["query", str(tmp / "idx"), "--file", str(write(tmp / "q.txt", b"a\n\xe9"))],
+        1,
+        r"tabret: error: {tmp}/q\.txt:2: not valid UTF-8: byte 0xE9 at byte offset 2",
+    ),
+    (
+        "cli-query-file-directory",
+        lambda tmp: ["query", str(tmp / "idx"), "--file", str(tmp)],
+        1,
+        r"tabret: error: {tmp}: is a directory, expected a file",
+    ),
+    (
+        "cli-query-file-fifo",
+        lambda tmp: ["query", str(tmp / "idx"), "--file", str(fifo(tmp / "q"))],
+        1,
+        r"tabret: error: {tmp}/q: not a regular file \(a FIFO\)",
+    ),
+    (
+        "cli-demo-negative-limit",
+        lambda tmp: ["demo", "--limit", "-1"],
+        2,
+        r"argument --limit: must be at least 1, not -1",
     ),
 ]
 

@@ -282,7 +282,7 @@ def test_an_unknown_knowledge_document_is_named() -> None:
     ("content", "error", "message"),
     [
         (b'{"a.md": "text",\n  oops}', ParseError, r"external_knowledge_documents.json:2: invalid"),
-        (b'{"a.md":\n "\xff"}', ParseError, r"external_knowledge_documents.json:2: not UTF-8"),
+        (b'{"a.md":\n "\xff"}', ParseError, r"documents.json:2: not valid UTF-8: byte 0xFF"),
         (b'{"a.md": 3}', SchemaError, r"external_knowledge_documents.json: expected an object"),
         (None, FileError, r"external_knowledge_documents.json: no such file"),
     ],

@@ -41,12 +41,35 @@ SUBCOMMANDS: dict[str, Subcommand] = {
 }
 
 
+class IntermixedParser(argparse.ArgumentParser):
+    """A subcommand's parser: options and positionals in any order, as
+    :meth:`~argparse.ArgumentParser.parse_intermixed_args` reads them (``tabret query IDX --k 3
+    "a question"``: the plain parser would stop the question list at ``--k``). The top-level
+    parser cannot parse intermixed (it has subparsers), so each subcommand's parser does:
+    argparse calls ``parse_known_args`` on it, which here parses intermixed; the intermixed
+    parse calls ``parse_known_args`` again (up to Python 3.12), which then parses plainly.
+    Checked on 3.10 to 3.13."""
+
+    _intermixed = False
+
+    def parse_known_args(  # type: ignore[override]  # typeshed's overloads, one signature here
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._intermixed:
+            return super().parse_known_args(args, namespace)
+        self._intermixed = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixed = False
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tabret", description="Table retrieval for text-to-SQL over large catalogs."
     )
     parser.add_argument("--version", action="version", version=f"tabret {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=IntermixedParser)
     for name, module in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=module.HELP, description=module.DESCRIPTION)
         module.add_arguments(p)

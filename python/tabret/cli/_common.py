@@ -29,6 +29,17 @@ LOADERS: dict[str, Callable[[str], Catalog]] = {
 Options = argparse._ActionsContainer
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer of at least 1 (a count of tables or questions)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def add_number(
     g: Options, flag: str, kind: type[int] | type[float], default: float, help: str
 ) -> None:
@@ -53,12 +64,19 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
-    """--embedder and the table serialisation flag, shared by `index` and `eval`."""
+    """--embedder, --embedding-cache and the table serialisation flag, shared by `index` and
+    `eval`."""
     p.add_argument(
         "--embedder",
         default="all-MiniLM-L6-v2",
         help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
         "(default: all-MiniLM-L6-v2, offline)",
+    )
+    p.add_argument(
+        "--embedding-cache",
+        metavar="DIR",
+        help="keep every embedding in DIR and reuse it in later runs (same embedder name): "
+        "only texts not embedded before are embedded (tabret.DiskCachedEmbedder)",
     )
     p.add_argument(
         text_flag,
@@ -187,13 +205,21 @@ def _expanded(catalog: Catalog, abbreviations: str | None) -> Catalog:
     return expand_abbreviations(catalog, dictionary)
 
 
-def embedder_arg(name: str, quiet: bool = False) -> object:
-    """The embedder a command line names; ``quiet``: no model-loading bar."""
+def embedder_arg(name: str, quiet: bool = False, cache: str | None = None) -> object:
+    """The embedder a command line names; ``quiet``: no model-loading bar; ``cache``: behind
+    a :class:`~tabret.DiskCachedEmbedder` in that directory (--embedding-cache)."""
     from tabret.embedders import HashingEmbedder, SentenceTransformerEmbedder
 
-    if name == "hashing":
-        return HashingEmbedder()
-    return SentenceTransformerEmbedder(name, progress=not quiet)
+    embedder: HashingEmbedder | SentenceTransformerEmbedder = (
+        HashingEmbedder()
+        if name == "hashing"
+        else SentenceTransformerEmbedder(name, progress=not quiet)
+    )
+    if not cache:
+        return embedder
+    from tabret.embedding_cache import DiskCachedEmbedder
+
+    return DiskCachedEmbedder(embedder, cache)
 
 
 def memo(embedder: Any) -> CachedEmbedder:

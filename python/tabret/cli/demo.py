@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from tabret.cli._common import embedder_arg
+from tabret.cli._common import embedder_arg, positive_int
 
 
 @dataclass(frozen=True)
@@ -26,8 +26,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default="all-MiniLM-L6-v2",
         help="'hashing' or a sentence-transformers model (default: all-MiniLM-L6-v2)",
     )
-    p.add_argument("--k", type=int, default=5, help="tables per question (default: 5)")
-    p.add_argument("--limit", type=int, default=8, help="questions to show (default: 8)")
+    p.add_argument("--k", type=positive_int, default=5, help="tables per question (default: 5)")
+    p.add_argument("--limit", type=positive_int, default=8, help="questions to show (default: 8)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
 

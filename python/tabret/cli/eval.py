@@ -215,11 +215,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
     _adaptive.add_arguments(p)
     p.add_argument(
-        "--embedding-cache",
-        metavar="DIR",
-        help="keep every embedding in DIR and reuse it in later runs (same embedder name)",
-    )
-    p.add_argument(
         "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
     )
     p.add_argument("--output", metavar="FILE.json", help="write results with per-question ranks")
@@ -350,11 +345,7 @@ def _with_knowledge(bench: Benchmark, o: EvalOptions) -> Benchmark:
 
 
 def _embedder(o: EvalOptions) -> object:
-    embedder = embedder_arg(o.embedder, o.quiet)
-    if o.embedding_cache:
-        from tabret.embedding_cache import DiskCachedEmbedder
-
-        embedder = DiskCachedEmbedder(embedder, o.embedding_cache)  # type: ignore[arg-type]
+    embedder = embedder_arg(o.embedder, o.quiet, o.embedding_cache)
     # Runs per k, per method, MURRE hops, adaptive windows and calibration embed the same
     # texts again.
     if o.cache_embeddings or any(m == "adaptive" or _murre.is_murre(m) for m in o.methods):

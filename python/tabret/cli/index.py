@@ -38,6 +38,7 @@ class IndexOptions:
     out: str
     replace: bool
     embedder: str
+    embedding_cache: str | None
     text: TextFormat
     kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"]
     columns: bool
@@ -132,6 +133,7 @@ def command(args: argparse.Namespace) -> int:
             out=args.out,
             replace=args.replace,
             embedder=args.embedder,
+            embedding_cache=args.embedding_cache,
             text=args.text,
             kind=args.kind,
             columns=not args.no_columns,
@@ -168,7 +170,7 @@ def run(o: IndexOptions) -> int:
         cat = copies.catalog
     index = TableIndex.build(
         cat,
-        embedder_arg(o.embedder, o.quiet),  # type: ignore[arg-type]
+        embedder_arg(o.embedder, o.quiet, o.embedding_cache),  # type: ignore[arg-type]
         format=o.text,
         columns=o.columns,
         kind=o.kind,

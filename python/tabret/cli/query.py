@@ -10,9 +10,11 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tabret import _text
 from tabret.adaptive import ThresholdRule
 from tabret.cli import _llm
-from tabret.cli._common import add_threshold_rule, embedder_arg
+from tabret.cli._common import add_threshold_rule, embedder_arg, positive_int
+from tabret.index import check_questions
 from tabret.methods import (
     METHODS,
     AdaptiveOptions,
@@ -21,12 +23,14 @@ from tabret.methods import (
     compose,
     method_help,
     method_names,
+    pipeline_stages,
     score_meaning,
 )
 
 if TYPE_CHECKING:
     from tabret import _core
     from tabret.index import BaseRetriever, TableIndex
+    from tabret.results import Retrieval
     from tabret.rewriting import LLMLike
 
 #: The adaptive cut of ``tabret query``: z = 1.25, fitted on SpiderUnion for 80% complete
@@ -73,9 +77,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--file", metavar="FILE", help="more questions, one per line ('-': stdin)")
     p.add_argument(
         "--k",
-        type=int,
+        type=positive_int,
         default=5,
-        help="tables per question (default: 5; adaptive prints its own cut instead)",
+        help="tables per question (default: 5; adaptive prints its own cut instead); a note "
+        "says when fewer came back (bm25 returns only tables that share a term with the "
+        "question)",
     )
     _add_method_arguments(p)
     p.add_argument(
@@ -145,10 +151,16 @@ def command(args: argparse.Namespace) -> int:
 
 
 def _questions(o: QueryOptions) -> list[str]:
+    """The questions given as arguments, then --file's non-blank lines (UTF-8, a leading byte
+    order mark skipped; ``-``: stdin); checked before the index is read."""
     questions = list(o.questions)
+    check_questions(questions)
     if o.file:
-        text = sys.stdin.read() if o.file == "-" else Path(o.file).read_text("utf-8")
-        questions += [line.strip() for line in text.splitlines() if line.strip()]
+        if o.file == "-":
+            lines = _text.split_lines(_text.decode(sys.stdin.buffer.read(), "<stdin>"))
+        else:
+            lines = _text.read_lines(Path(o.file))
+        questions += [line.strip() for line in lines if line.strip()]
     if not questions:
         raise ValueError("no question given (pass questions as arguments or --file)")
     return questions
@@ -171,6 +183,9 @@ def run(o: QueryOptions) -> int:
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         retriever = make_retriever(o, index, saved, live.llm if live else None)
         results = retriever.retrieve(questions, o.k)
+    note = _fewer_note(o, results, index.catalog.num_tables)
+    if note:
+        print(note, file=sys.stderr)
     if o.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
@@ -183,6 +198,30 @@ def run(o: QueryOptions) -> int:
                 f"  {rank:>3}. {t.score:7.3f}  {t.name}{'  (bridge)' if t.name in bridges else ''}"
             )
     return 0
+
+
+#: Methods whose number of tables is their own answer (the adaptive cut; CRUSH's tables of its
+#: --k columns): fewer than --k tables from them is no news.
+OWN_SIZE = frozenset({"adaptive", "crush"})
+
+
+def _fewer_note(o: QueryOptions, results: list[Retrieval], num_tables: int) -> str | None:
+    """A note when questions got fewer than --k tables, with the reason where it is known."""
+    stages = {m.name for m in pipeline_stages(o.pipeline)} if o.pipeline else {o.method}
+    short = [r for r in results if len(r.selected) < o.k]
+    if not short or stages & OWN_SIZE:
+        return None
+    if len(results) == 1:
+        what = f"{len(short[0].selected)} of {o.k} tables came back"
+    else:
+        what = f"{len(short)} of {len(results)} questions got fewer than {o.k} tables"
+    if num_tables < o.k:
+        why = f": the index holds {num_tables} tables"
+    elif "bm25" in stages:
+        why = ": bm25 returns only tables that share a term with the question"
+    else:
+        why = ""
+    return f"note: {what}{why}"
 
 
 def make_retriever(
