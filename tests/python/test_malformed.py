@@ -1005,6 +1005,12 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], int, str]] = [
         2,
         r"argument --limit: must be at least 1, not -1",
     ),
+    (
+        "cli-eval-zero-k",
+        lambda tmp: ["eval", "--benchmark", "demo", "--k", "5", "0"],
+        2,
+        r"argument --k: must be at least 1, not 0",
+    ),
 ]
 
 

@@ -24,6 +24,7 @@ from tabret.cli._common import (
     add_embedding_arguments,
     embedder_arg,
     memo,
+    positive_int,
     understood,
 )
 from tabret.methods import (
@@ -212,7 +213,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="score ranked tables against gold tables (default), or ranked columns (cosine "
         "top-k of db.table.column texts) against gold columns; column needs single-hop",
     )
-    p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20], help="cut-offs")
+    p.add_argument(
+        "--k",
+        nargs="+",
+        type=positive_int,
+        default=[3, 5, 10, 20],
+        help="cut-offs (each at least 1)",
+    )
     _adaptive.add_arguments(p)
     p.add_argument(
         "--data-dir", help="benchmark data (default: $TABRET_DATA_DIR or ../shared/data)"
