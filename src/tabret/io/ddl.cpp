@@ -22,6 +22,7 @@
 #include "tabret/catalog.hpp"
 #include "tabret/error.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/schema_format.hpp"
 #include "tabret/io/text_file.hpp"
 #include "tabret/serialize.hpp"
 
@@ -1134,6 +1135,7 @@ database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_keys& ke
 database_id add_ddl(catalog& cat, std::string_view sql, std::string db_name,
                     std::string_view source, ddl_dialect dialect) {
     const std::string origin(source);
+    detail::check_ddl_text_format(sql, origin);
     sql = check_utf8_text(sql, origin);
     const auto schema = detail::ddl_parse(sql, origin, dialect);
     if (schema.tables.empty())
