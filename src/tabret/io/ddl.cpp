@@ -112,6 +112,27 @@ std::string ddl_quote_string(std::string_view text) {
 // ---------------------------------------------------------------------------------------------
 // Parser
 
+/// Whether @p word, after CREATE (and OR REPLACE, TEMPORARY, ...), starts a statement the loader
+/// skips whole: an object that is not a table (views: see docs/catalog.md), or MySQL's view
+/// options.
+bool ddl_is_skipped_object(std::string_view word) {
+    return is_one_of(word, {"VIEW",         "MATERIALIZED", "RECURSIVE",      "ALGORITHM",
+                            "DEFINER",      "SQL",          "INDEX",          "UNIQUE",
+                            "FULLTEXT",     "SPATIAL",      "BITMAP",         "CLUSTERED",
+                            "NONCLUSTERED", "VIRTUAL",      "TRIGGER",        "CONSTRAINT",
+                            "EVENT",        "FUNCTION",     "PROCEDURE",      "PROC",
+                            "PACKAGE",      "AGGREGATE",    "SEQUENCE",       "TYPE",
+                            "DOMAIN",       "SCHEMA",       "DATABASE",       "EXTENSION",
+                            "LANGUAGE",     "TRUSTED",      "PROCEDURAL",     "ROLE",
+                            "USER",         "GROUP",        "POLICY",         "RULE",
+                            "CAST",         "COLLATION",    "CONVERSION",     "DEFAULT",
+                            "OPERATOR",     "TEXT",         "ACCESS",         "TRANSFORM",
+                            "STATISTICS",   "PUBLICATION",  "SUBSCRIPTION",   "SERVER",
+                            "FOREIGN",      "TABLESPACE",   "SYNONYM",        "PUBLIC",
+                            "ALIAS",        "VARIABLE",     "EDITIONABLE",    "NONEDITIONABLE",
+                            "UNDO",         "LOGFILE",      "SPATIAL_REF_SYS"});
+}
+
 /// Recursive-descent parser over the token list; one statement at a time.
 class ddl_parser {
   public:
@@ -305,6 +326,12 @@ class ddl_parser {
         while (accept_sym("::")) parse_type();  // PostgreSQL cast
     }
 
+    /// Skips the tokens up to the next one that starts a line.
+    void skip_line() {
+        next();
+        while (!at_end() && !peek().starts_line) next();
+    }
+
     void skip_subscript() {
         while (!at_end() && !at_sym("]") && !at_sym(";")) next();
         expect_sym("]", "to close '['");
@@ -315,6 +342,12 @@ class ddl_parser {
     void parse_statement() {
         statement_start_ = pos_;
         if (accept_sym(";")) return;
+        if (at_sym("\\")) {  // a psql meta-command (\connect, \restrict) fills its line
+            if (peek().starts_line) return skip_line();
+            fail(peek().line,
+                 "'\\' where a statement should start (a literal \\n written for a line "
+                 "break?): tabret does not guess where a statement starts");
+        }
         if (at_kw("CREATE")) return parse_create();
         if (at_kw("ALTER") && at_kw("TABLE", 1)) return parse_alter_table();
         if (at_kw("COMMENT") && at_kw("ON", 1)) return parse_comment_on();
@@ -323,11 +356,23 @@ class ddl_parser {
 
     void parse_create() {
         std::size_t k = 1;
-        while (at_any_kw({"OR", "REPLACE", "GLOBAL", "LOCAL", "TEMPORARY", "TEMP", "UNLOGGED"}, k))
+        while (at_any_kw({"OR", "REPLACE", "ALTER", "GLOBAL", "LOCAL", "TEMPORARY", "TEMP",
+                          "UNLOGGED", "EXTERNAL", "TRANSIENT", "VOLATILE", "MULTISET"},
+                         k))
             ++k;
-        if (!at_kw("TABLE", k)) return skip_statement();  // index, view, function, ...
-        skip(k + 1);
-        parse_create_table();
+        if (at_kw("TABLE", k)) {
+            skip(k + 1);
+            return parse_create_table();
+        }
+        // Views (docs/catalog.md: not loaded from DDL), indexes, functions, ...: skipped whole.
+        // Anything else is most likely a misspelt TABLE: refused, never dropped in silence.
+        if (peek(k).kind != ddl_token_kind::word || ddl_is_skipped_object(peek(k).text))
+            return skip_statement();
+        fail(peek(k).line,
+             fmt::format("CREATE {}: not a kind of object tabret knows (TABLE, VIEW, INDEX, "
+                         "FUNCTION, ...); a misspelt TABLE? tabret skips only statements it can "
+                         "name",
+                         peek(k).text));
     }
 
     bool accept_if_not_exists() {
@@ -342,8 +387,14 @@ class ddl_parser {
         ddl_table table;
         table.line = peek().line;
         table.name = parse_qualified_name("a table name after CREATE TABLE");
-        // CREATE TABLE ... AS SELECT, LIKE, OF type, PARTITION OF: no column list to model.
-        if (at_any_kw({"AS", "LIKE", "OF", "PARTITION"})) return skip_statement();
+        // CREATE TABLE ... AS SELECT, LIKE, OF type, PARTITION OF: no column list to read, and
+        // dropping the table would be a silent loss.
+        if (at_any_kw({"AS", "LIKE", "OF", "PARTITION"}))
+            fail(table.line,
+                 fmt::format("CREATE TABLE {} {} ...: the table has no column list, and tabret "
+                             "reads columns only from one; declare its columns, or load the "
+                             "database itself (`tabret catalog sqlite`, `sqlalchemy`)",
+                             table.name, peek().text));
         const auto open_line =
             expect_sym("(", fmt::format("after CREATE TABLE {}", table.name)).line;
         parse_table_elements(table, open_line);
