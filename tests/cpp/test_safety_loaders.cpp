@@ -427,3 +427,127 @@ TEST_CASE("a missing ';' before CREATE TABLE fails naming the line", "[safety-lo
             "db");
     CHECK(!cat.tables().empty());
 }
+
+// --- issue 47, item 13: a file given to the wrong loader names the loader to use ------------
+
+TEST_CASE("a SQLite database or a Spider file given to another loader names the right one",
+          "[safety-loaders][format]") {
+    const test::temp_dir dir;
+    const auto db = dir.path() / "x.db";
+    make_sqlite(db, "CREATE TABLE t (id INTEGER PRIMARY KEY);");
+    const auto sqlite_advice = [&](const std::string& not_what) {
+        return db.string() + ": is a SQLite database, not " + not_what +
+               ": use the sqlite loader (`tabret catalog sqlite " + db.string() +
+               "`, `--catalog-format sqlite`, Python `Catalog.from_sqlite`, C++ `load_sqlite`)";
+    };
+    CHECK_THROWS_WITH(load_ddl(db), sqlite_advice("SQL DDL"));
+    CHECK_THROWS_WITH(load_catalog_json(db), sqlite_advice("tabret catalog JSON"));
+    CHECK_THROWS_WITH(load_spider_json(db), sqlite_advice("a Spider/BIRD tables.json"));
+    CHECK_THROWS_AS(load_ddl(db), io_error);
+
+    const auto spider = dir.path() / "tables.json";
+    write_file(spider, R"([{"db_id": "d", "table_names_original": ["t"]}])");
+    CHECK_THROWS_WITH(load_catalog_json(spider),
+                      Catch::StartsWith(spider.string() +
+                                        ": is a Spider/BIRD tables.json, not tabret catalog JSON: "
+                                        "use the spider loader") &&
+                          Catch::Contains("`--catalog-format spider`"));
+    CHECK_THROWS_WITH(load_ddl(spider), Catch::Contains("is a Spider/BIRD tables.json, not SQL"));
+
+    const auto own = dir.path() / "cat.json";
+    save_catalog_json(load_sqlite(db), own);
+    CHECK_THROWS_WITH(load_spider_json(own),
+                      Catch::Contains("is tabret catalog JSON, not a Spider/BIRD tables.json: use "
+                                      "the json loader"));
+    CHECK_THROWS_WITH(load_ddl(own), Catch::Contains("is tabret catalog JSON, not SQL DDL"));
+}
+
+// --- issue 47, item 6: SQLite generated columns, shadow tables, errors naming the file ------
+
+namespace {
+
+std::vector<std::string> column_names(const catalog& cat, const std::string& table) {
+    std::vector<std::string> names;
+    for (const auto c : cat.table(*cat.find_table(cat.databases().front().name, table)).columns)
+        names.push_back(cat.column(c).name);
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("SQLite generated columns are loaded", "[safety-loaders][sqlite]") {
+    const test::temp_dir dir;
+    make_sqlite(dir.path() / "g.db",
+                "CREATE TABLE t (a INT PRIMARY KEY, b INT GENERATED ALWAYS AS (a * 2) VIRTUAL, "
+                "c TEXT AS (a || 'x') STORED, d REAL);");
+    const auto cat = load_sqlite(dir.path() / "g.db");
+    CHECK(column_names(cat, "t") == std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(cat.column(*cat.find_column(0, "c")).type == "TEXT");
+}
+
+TEST_CASE("SQLite shadow tables of FTS5 and R-tree tables are not user tables",
+          "[safety-loaders][sqlite]") {
+    const test::temp_dir dir;
+    make_sqlite(dir.path() / "v.db",
+                "CREATE TABLE t (id INT); CREATE VIRTUAL TABLE docs USING fts5(title, body); "
+                "CREATE VIRTUAL TABLE geo USING rtree(id, x0, x1); CREATE TABLE docs_notes (n);");
+    const auto cat = load_sqlite(dir.path() / "v.db");
+    CHECK(table_names(cat) == std::vector<std::string>{"t", "docs", "geo", "docs_notes"});
+    CHECK(column_names(cat, "docs") == std::vector<std::string>{"title", "body"});  // no rank
+}
+
+TEST_CASE("every add_sqlite schema error names the file", "[safety-loaders][sqlite]") {
+    const test::temp_dir dir;
+    const auto db = dir.path() / "e.db";
+    make_sqlite(db, "CREATE TABLE t (\"\" INT);");
+    CHECK_THROWS_WITH(load_sqlite(db), db.string() + ": empty column name in table 'e.t'");
+    catalog cat;
+    cat.add_database("e");
+    make_sqlite(dir.path() / "ok.db", "CREATE TABLE t (x INT);");
+    CHECK_THROWS_WITH(add_sqlite(cat, dir.path() / "ok.db", "e"),
+                      (dir.path() / "ok.db").string() + ": duplicate database 'e'");
+}
+
+// --- issue 47, item 3: the DDL loader drops nothing in silence --------------------------------
+
+TEST_CASE("a CREATE the DDL loader cannot read fails instead of vanishing",
+          "[safety-loaders][ddl]") {
+    catalog cat;
+    const auto line_of = [&](const std::string& sql) {
+        try {
+            add_ddl(cat, sql, "db", "s.sql");
+        } catch (const parse_error& e) {
+            return e.line();
+        }
+        return std::size_t{0};
+    };
+    CHECK(line_of("CREATE TABLE a (id INT);\nCREATE TABEL b (id INT);\n") == 2);
+    CHECK(line_of("CREATE TABLE a (id INT);\n\nCREATE TABLE b AS SELECT id FROM a;\n") == 3);
+    CHECK(line_of("CREATE TABLE a (id INT);\nCREATE TABLE b LIKE a;\n") == 2);
+    CHECK(line_of("CREATE TABLE a(x int);\\nCREATE TABLE b(z int);") == 1);
+    CHECK(cat.tables().empty());
+    CHECK_THROWS_WITH(add_ddl(cat, "CREATE TABEL b (id INT);", "db", "s.sql"),
+                      Catch::Contains("s.sql:1: CREATE TABEL: not a kind of object"));
+    // What it skips it can name: views, indexes, MySQL view options, psql meta-commands.
+    add_ddl(cat,
+            "\\restrict k\nCREATE TABLE a (x int);\nCREATE OR REPLACE VIEW v AS SELECT x FROM a;\n"
+            "CREATE ALGORITHM=UNDEFINED DEFINER=`u`@`h` SQL SECURITY DEFINER VIEW w AS SELECT 1;\n"
+            "CREATE UNIQUE INDEX i ON a (x);\n\\unrestrict k\n",
+            "db", "ok.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"a"});
+}
+
+TEST_CASE("CR-only line endings count lines", "[safety-loaders][ddl]") {
+    catalog cat;
+    try {
+        add_ddl(
+            cat,
+            "CREATE TABLE a (x int);\r-- note\rCREATE TABLE b (y int);\rCREATE TABLE c (z int\r",
+            "db", "cr.sql");
+        FAIL("loaded an unterminated table");
+    } catch (const parse_error& e) {
+        CHECK(e.line() == 4);
+    }
+    add_ddl(cat, "-- note\rCREATE TABLE a (x int);\r\nCREATE TABLE b (y int);\r", "db", "cr.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "b"});
+}
