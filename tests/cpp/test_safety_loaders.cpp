@@ -551,3 +551,12 @@ TEST_CASE("CR-only line endings count lines", "[safety-loaders][ddl]") {
     add_ddl(cat, "-- note\rCREATE TABLE a (x int);\r\nCREATE TABLE b (y int);\r", "db", "cr.sql");
     CHECK(table_names(cat) == std::vector<std::string>{"a", "b"});
 }
+
+TEST_CASE("a backslash in a string that every dialect ends alike loads without markers",
+          "[safety-loaders][ddl]") {
+    catalog cat;
+    add_ddl(cat, "CREATE TABLE t (p TEXT DEFAULT 'C:\\path', q INT);\nCREATE TABLE u (r INT);\n",
+            "db", "win.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"t", "u"});
+    CHECK(cat.column(*cat.find_column(0, "p")).constraints.default_value == "'C:\\path'");
+}

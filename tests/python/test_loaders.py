@@ -109,6 +109,15 @@ def test_ddl_reads_cr_only_line_endings() -> None:
     assert [t.name for t in cat.tables] == ["a", "b"]
 
 
+def test_ddl_backslash_in_a_default_loads_without_dialect_markers() -> None:
+    """Standard SQL and MySQL read the same tables here (only the default's text differs); it
+    was refused as 'reads as different tables'. The standard reading is taken."""
+    cat = Catalog()
+    cat.add_ddl_text("CREATE TABLE t (p TEXT DEFAULT 'C:\\path');\nCREATE TABLE u (r INT);", "d")
+    assert [t.name for t in cat.tables] == ["t", "u"]
+    assert cat.column(cat.tables[0].columns[0]).default == "'C:\\path'"
+
+
 def test_add_is_all_or_nothing(tmp_path: Path) -> None:
     cat = Catalog.from_sqlite(make_sqlite(tmp_path / "school.db"))
     before = Catalog(cat)

@@ -1111,6 +1111,26 @@ std::size_t ddl_divergence_line(const ddl_reading& a, const ddl_reading& b) {
     return n > 0 ? a.tokens[n - 1].line : 0;
 }
 
+/// Whether a string literal's text, as one reading has it, ends where every dialect ends it: no
+/// backslash before a quote or at its end (where MySQL would read an escaped quote).
+bool ddl_string_ends_alike(std::string_view text) {
+    return !text.ends_with('\\') && text.find("\\'") == std::string_view::npos &&
+           text.find("\\\"") == std::string_view::npos;
+}
+
+/// Whether two readings see the same statements and differ only in what string literals hold
+/// (`DEFAULT 'C:\path'`: `C:\path`, or with MySQL's escapes `C:path`), strings that end in the
+/// same place in both: the same tables, so the first (standard) reading is taken.
+bool ddl_differ_in_strings_only(const ddl_reading& a, const ddl_reading& b) {
+    return std::equal(a.tokens.begin(), a.tokens.end(), b.tokens.begin(), b.tokens.end(),
+                      [](const ddl_token& x, const ddl_token& y) {
+                          if (x.kind != y.kind || x.line != y.line) return false;
+                          if (x.text == y.text) return true;
+                          return x.kind == ddl_token_kind::string &&
+                                 ddl_string_ends_alike(x.text) && ddl_string_ends_alike(y.text);
+                      });
+}
+
 /**
  * @brief Parses @p sql under @p dialect's rules. For ddl_dialect::automatic: the dialect the text
  * says it is in (ddl_guess_dialect); else standard rules, and where the text holds something
@@ -1138,7 +1158,8 @@ ddl_schema ddl_parse(std::string_view sql, const std::string& origin, ddl_dialec
         if (!reading.schema) continue;
         if (!chosen) {
             chosen = &reading;
-        } else if (*reading.schema != *chosen->schema) {
+        } else if (*reading.schema != *chosen->schema &&
+                   !ddl_differ_in_strings_only(*chosen, reading)) {
             const auto line = ddl_divergence_line(*chosen, reading);
             throw parse_error(
                 origin, line,
