@@ -528,13 +528,13 @@ TEST_CASE("a CREATE the DDL loader cannot read fails instead of vanishing",
     CHECK(cat.tables().empty());
     CHECK_THROWS_WITH(add_ddl(cat, "CREATE TABEL b (id INT);", "db", "s.sql"),
                       Catch::Contains("s.sql:1: CREATE TABEL: not a kind of object"));
-    // What it skips it can name: views, indexes, MySQL view options, psql meta-commands.
+    // Views are tables; what it skips it can name: indexes, psql meta-commands.
     add_ddl(cat,
             "\\restrict k\nCREATE TABLE a (x int);\nCREATE OR REPLACE VIEW v AS SELECT x FROM a;\n"
             "CREATE ALGORITHM=UNDEFINED DEFINER=`u`@`h` SQL SECURITY DEFINER VIEW w AS SELECT 1;\n"
             "CREATE UNIQUE INDEX i ON a (x);\n\\unrestrict k\n",
             "db", "ok.sql");
-    CHECK(table_names(cat) == std::vector<std::string>{"a"});
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "v", "w"});
 }
 
 TEST_CASE("CR-only line endings count lines", "[safety-loaders][ddl]") {
@@ -559,4 +559,47 @@ TEST_CASE("a backslash in a string that every dialect ends alike loads without m
             "db", "win.sql");
     CHECK(table_names(cat) == std::vector<std::string>{"t", "u"});
     CHECK(cat.column(*cat.find_column(0, "p")).constraints.default_value == "'C:\\path'");
+}
+
+TEST_CASE("DDL views are loaded as tables, their columns named from the select list",
+          "[safety-loaders][ddl][view]") {
+    catalog cat;
+    add_ddl(cat,
+            "CREATE TABLE a (id INT, x TEXT);\n"
+            "CREATE VIEW v AS SELECT a.id, x AS label, count(*) n FROM a GROUP BY a.id;\n"
+            "CREATE OR REPLACE VIEW w (p, q) AS SELECT 1, 2;\n"
+            "CREATE VIEW s AS SELECT * FROM main.a WHERE id > 1;\n"
+            "CREATE VIEW d AS SELECT a.id, b.id FROM a, a AS b;\n"
+            "CREATE ALGORITHM=UNDEFINED DEFINER=`u`@`h` SQL SECURITY DEFINER VIEW m AS SELECT "
+            "`x` AS `y` FROM a;\n"
+            "CREATE VIEW p AS (SELECT x FROM a);\n"
+            "CREATE VIEW c AS WITH t AS (SELECT id FROM a) SELECT id AS k FROM t;\n",
+            "db", "views.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "v", "w", "s", "d", "m", "p", "c"});
+    CHECK(column_names(cat, "p") == std::vector<std::string>{"x"});
+    CHECK(column_names(cat, "c") == std::vector<std::string>{"k"});
+    CHECK(column_names(cat, "v") == std::vector<std::string>{"id", "label", "n"});
+    CHECK(column_names(cat, "w") == std::vector<std::string>{"p", "q"});
+    CHECK(column_names(cat, "s") == std::vector<std::string>{"id", "x"});
+    CHECK(cat.column(cat.table(3).columns[1]).type == "TEXT");
+    CHECK(column_names(cat, "d") == std::vector<std::string>{"id", "id:1"});
+    CHECK(column_names(cat, "m") == std::vector<std::string>{"y"});
+    catalog other;
+    add_ddl(other, "CREATE TABLE a (id INT);\nCREATE VIEW e AS SELECT id + 1, count(*) FROM a;\n",
+            "db", "e.sql");
+    CHECK(column_names(other, "e") == std::vector<std::string>{"id + 1", "count(*)"});
+    CHECK_THROWS_WITH(add_ddl(other,
+                              "CREATE TABLE a (id INT);\nCREATE TABLE b (id INT);\n"
+                              "CREATE VIEW j AS SELECT * FROM a JOIN b USING (id);\n",
+                              "db3", "j.sql"),
+                      Catch::Contains("j.sql:3: view j: SELECT * over several tables"));
+}
+
+TEST_CASE("SQLite views are loaded as tables", "[safety-loaders][sqlite][view]") {
+    const test::temp_dir dir;
+    make_sqlite(dir.path() / "w.db",
+                "CREATE TABLE a (id INT, x TEXT); CREATE VIEW v AS SELECT id, x AS label FROM a;");
+    const auto cat = load_sqlite(dir.path() / "w.db");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "v"});
+    CHECK(column_names(cat, "v") == std::vector<std::string>{"id", "label"});
 }

@@ -40,7 +40,7 @@ def test_benchmark_schemas_have_published_counts(
 
 def test_sqlite_round_trips_exactly(tmp_path: Path) -> None:
     cat = Catalog.from_sqlite(make_sqlite(tmp_path / "school.db"))
-    assert [t.name for t in cat.tables] == ["Student", "course", "enrolment"]
+    assert [t.name for t in cat.tables] == ["Student", "course", "enrolment", "honours"]
     assert [c.name for c in cat.columns][:2] == ["student_id", "full name"]
     assert cat.column(4).type == "VARCHAR(80)"
     assert [cat.column(c).name for c in cat.table(2).primary_key] == ["student_id", "dept", "num"]

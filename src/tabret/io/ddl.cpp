@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -112,9 +113,24 @@ std::string ddl_quote_string(std::string_view text) {
 // ---------------------------------------------------------------------------------------------
 // Parser
 
+/// The text of an expression's tokens, spaced as written in the usual style: `count(*)`,
+/// `t.a`, `id + 1`.
+std::string ddl_expression_text(std::span<const ddl_token> tokens) {
+    std::string text;
+    const auto tight = [](const ddl_token& t, std::string_view after_or_before) {
+        return t.kind == ddl_token_kind::symbol &&
+               after_or_before.find(t.text) != std::string_view::npos && t.text.size() == 1;
+    };
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (i > 0 && !tight(tokens[i - 1], ".(") && !tight(tokens[i], ".(),")) text += ' ';
+        text += tokens[i].text;
+    }
+    return text;
+}
+
 /// Whether @p word, after CREATE (and OR REPLACE, TEMPORARY, ...), starts a statement the loader
-/// skips whole: an object that is not a table (views: see docs/catalog.md), or MySQL's view
-/// options.
+/// skips whole: an object that is not a table (a view is read by parse_create_view; VIEW and
+/// its options are here for a CREATE that names no view after them).
 bool ddl_is_skipped_object(std::string_view word) {
     return is_one_of(word, {"VIEW",         "MATERIALIZED", "RECURSIVE",      "ALGORITHM",
                             "DEFINER",      "SQL",          "INDEX",          "UNIQUE",
@@ -364,8 +380,12 @@ class ddl_parser {
             skip(k + 1);
             return parse_create_table();
         }
-        // Views (docs/catalog.md: not loaded from DDL), indexes, functions, ...: skipped whole.
-        // Anything else is most likely a misspelt TABLE: refused, never dropped in silence.
+        if (const auto view = view_keyword_at(k)) {  // a view is a table to a text-to-SQL model
+            skip(*view + 1);
+            return parse_create_view();
+        }
+        // Indexes, functions, triggers, ...: skipped whole. Anything else is most likely a
+        // misspelt TABLE: refused, never dropped in silence.
         if (peek(k).kind != ddl_token_kind::word || ddl_is_skipped_object(peek(k).text))
             return skip_statement();
         fail(peek(k).line,
@@ -373,6 +393,116 @@ class ddl_parser {
                          "FUNCTION, ...); a misspelt TABLE? tabret skips only statements it can "
                          "name",
                          peek(k).text));
+    }
+
+    /// Where VIEW is in `CREATE [MATERIALIZED | RECURSIVE | MySQL options] VIEW`, from @p k.
+    [[nodiscard]] std::optional<std::size_t> view_keyword_at(std::size_t k) const {
+        if (at_any_kw({"MATERIALIZED", "RECURSIVE"}, k)) ++k;
+        if (at_any_kw({"ALGORITHM", "DEFINER", "SQL"}, k))  // MySQL: options up to VIEW
+            while (!at_kw("VIEW", k) && !at_sym(";", k) && peek(k).kind != ddl_token_kind::end) ++k;
+        return at_kw("VIEW", k) ? std::optional(k) : std::nullopt;
+    }
+
+    /// `CREATE VIEW v [(a, b)] AS SELECT ...`: a table whose columns are the list given, or the
+    /// names of the select list (its aliases, the last part of column references, the columns
+    /// of the one table `*` reads); a repeated name gets `:1`, `:2` as in SQLite.
+    void parse_create_view() {
+        const bool if_not_exists = accept_if_not_exists();
+        ddl_table view;
+        view.line = peek().line;
+        view.name = parse_qualified_name("a view name after CREATE VIEW");
+        if (at_sym("(")) {
+            next();
+            do {
+                const auto line = peek().line;
+                view.columns.push_back(
+                    {expect_ident("a column name of the view"), "", "", {}, line});
+            } while (accept_sym(","));
+            expect_sym(")", fmt::format("after the column names of view {}", view.name));
+        } else {
+            if (accept_kw("AS") && at_sym("(") && at_kw("SELECT", 1)) next();  // AS (SELECT
+            while (!at_end() && !at_sym(";") && !at_kw("SELECT")) {  // WITH q AS (...) SELECT
+                if (at_sym("("))
+                    skip_group(fmt::format("in view {}", view.name));
+                else
+                    next();
+            }
+            if (!accept_kw("SELECT"))
+                fail(view.line, fmt::format("view {}: no SELECT to name its columns from; list "
+                                            "them (CREATE VIEW {} (a, b) AS ...)",
+                                            view.name, view.name));
+            accept_any_kw({"DISTINCT", "ALL", "DISTINCTROW"});
+            do {
+                parse_view_item(view);
+            } while (accept_sym(","));
+        }
+        std::unordered_map<std::string, std::size_t> seen;  // folded name → times seen
+        for (auto& c : view.columns)
+            if (const auto n = seen[fold(c.name)]++; n > 0) c.name += fmt::format(":{}", n);
+        skip_statement();
+        add_table(std::move(view), if_not_exists);
+    }
+
+    /// One item of a view's select list: its alias, the last part of a column reference, or the
+    /// expression's text (`count(*)`, `id + 1`); or the columns of the table `*` reads.
+    void parse_view_item(ddl_table& view) {
+        const auto start = pos_;
+        const auto line = peek().line;
+        while (!at_end() && !at_sym(",") && !at_sym(";") && !at_sym(")") &&
+               !at_any_kw({"FROM", "INTO", "WHERE", "UNION", "GROUP", "ORDER", "LIMIT"})) {
+            if (at_sym("("))
+                skip_group(fmt::format("in view {}", view.name));
+            else
+                next();
+        }
+        const std::span item(tokens_.begin() + static_cast<std::ptrdiff_t>(start), pos_ - start);
+        const auto ident = [](const ddl_token& t) {
+            return t.kind == ddl_token_kind::word || t.kind == ddl_token_kind::quoted;
+        };
+        const auto named = [&](std::string name) {
+            view.columns.push_back({std::move(name), "", "", {}, line});
+        };
+        if (item.empty()) fail_expected(fmt::format("a column of view {}", view.name));
+        const auto& last = item.back();
+        if (last.kind == ddl_token_kind::symbol && last.text == "*") return add_star(view, item);
+        const bool reference =
+            std::all_of(item.begin(), item.end(),
+                        [&](const ddl_token& t) {
+                            return ident(t) || (t.kind == ddl_token_kind::symbol && t.text == ".");
+                        }) &&
+            item.size() % 2 == 1;
+        if (ident(last) && (reference || item.size() >= 2) && !iequals(last.text, "END") &&
+            (reference || iequals(item[item.size() - 2].text, "AS") ||
+             item[item.size() - 2].kind != ddl_token_kind::symbol ||
+             item[item.size() - 2].text == ")"))
+            return named(last.text);
+        named(ddl_expression_text(item));  // as SQLite names it: the expression as written
+    }
+
+    /// `*` or `t.*` in view @p view: the columns of the one table the view reads (`FROM t`, a
+    /// table declared before the view). @throws parse_error when that cannot be told.
+    void add_star(ddl_table& view, std::span<const ddl_token> item) {
+        std::string from;
+        if (item.size() >= 3) from = item[item.size() - 3].text;  // t.*
+        if (at_kw("FROM") &&
+            (peek(1).kind == ddl_token_kind::word || peek(1).kind == ddl_token_kind::quoted)) {
+            std::size_t k = 2;
+            while (at_sym(".", k) && at_ident(k + 1)) k += 2;
+            const bool one_table =
+                !at_sym(",", k) &&
+                !at_any_kw({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL"}, k) &&
+                !at_any_kw({"JOIN", "INNER", "LEFT", "CROSS"}, k + 1);
+            if (one_table && from.empty()) from = peek(k - 1).text;
+        }
+        const auto t = from.empty() ? std::nullopt : ddl_find_table(schema_, from);
+        if (!t)
+            fail(item.front().line,
+                 fmt::format("view {}: SELECT * over {}: tabret cannot tell its columns; list "
+                             "them (CREATE VIEW {} (a, b) AS ...)",
+                             view.name, from.empty() ? "several tables" : "'" + from + "'",
+                             view.name));
+        for (const auto& c : schema_.tables[*t].columns)
+            view.columns.push_back({c.name, c.type, "", {}, item.front().line});
     }
 
     bool accept_if_not_exists() {

@@ -136,20 +136,21 @@ column_id sqlite_fk_column(const catalog& cat, table_id t, const std::string& na
     return *c;
 }
 
-/// The user tables in creation order: not SQLite's own (`sqlite_…`), and not the shadow tables
+/// The user tables and views (a view is a table to a text-to-SQL model; SQLite names its
+/// columns) in creation order: not SQLite's own (`sqlite_…`), and not the shadow tables
 /// in which a virtual table (FTS5, R-tree, …) keeps its data: `PRAGMA table_list` says which
 /// those are (SQLite 3.37 and later); before, the shadow-table names of the FTS3/4/5 and R-tree
 /// modules (`<vtab>_content`, `_data`, `_idx`, `_docsize`, `_config`, `_segments`, `_segdir`,
 /// `_stat`, `_node`, `_parent`, `_rowid`) beside a virtual table.
 std::vector<std::string> sqlite_user_tables(const sqlite_reader& r) {
     static constexpr const char* with_table_list =
-        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' "
-        "ESCAPE '\\' AND name NOT IN (SELECT name FROM pragma_table_list WHERE schema = 'main' "
-        "AND type = 'shadow') ORDER BY rowid";
+        "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE "
+        "'sqlite\\_%' ESCAPE '\\' AND name NOT IN (SELECT name FROM pragma_table_list WHERE "
+        "schema = 'main' AND type = 'shadow') ORDER BY rowid";
     static constexpr const char* by_name =
-        "SELECT s.name FROM sqlite_schema AS s WHERE s.type = 'table' AND s.name NOT LIKE "
-        "'sqlite\\_%' ESCAPE '\\' AND NOT EXISTS (SELECT 1 FROM sqlite_schema AS v, (VALUES "
-        "('_content'), ('_data'), ('_idx'), ('_docsize'), ('_config'), ('_segments'), "
+        "SELECT s.name FROM sqlite_schema AS s WHERE s.type IN ('table', 'view') AND s.name "
+        "NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND NOT EXISTS (SELECT 1 FROM sqlite_schema AS v, "
+        "(VALUES ('_content'), ('_data'), ('_idx'), ('_docsize'), ('_config'), ('_segments'), "
         "('_segdir'), ('_stat'), ('_node'), ('_parent'), ('_rowid')) AS x WHERE v.type = "
         "'table' AND v.sql LIKE 'CREATE VIRTUAL TABLE%' AND s.name = v.name || x.column1) "
         "ORDER BY s.rowid";
