@@ -1,6 +1,7 @@
 // Loaders and savers. Arguments are converted first; file work runs without the GIL.
 #include <tabret/io/catalog_json.hpp>
 #include <tabret/io/ddl.hpp>
+#include <tabret/io/file.hpp>
 #include <tabret/io/json_reader.hpp>
 #include <tabret/io/spider_json.hpp>
 #include <tabret/io/sqlite.hpp>
@@ -56,6 +57,17 @@ void register_io(py::module_& m) {
           "Loads tabret catalog JSON.");
     m.def("save_catalog_json", &save_catalog_json, py::arg("catalog"), py::arg("path"), release(),
           "Saves tabret catalog JSON atomically.");
+    m.def(
+        "write_file_atomic",
+        [](const path& p, const std::string& data) { write_file_atomic(p, data); }, py::arg("path"),
+        py::arg("data"), release(),
+        "Replaces the regular file @p path (or creates it) with the bytes @p data atomically; a "
+        "symbolic link, directory, FIFO, socket or device there is refused with FileError.");
+    m.def(
+        "check_file_target", [](const path& p) { (void)detail::replaceable_file_mode(p); },
+        py::arg("path"), release(),
+        "Raises FileError unless write_file_atomic(path, …) may write there (nothing or a "
+        "regular file, in an existing directory).");
     m.def(
         "catalog_to_json_text", [](const catalog& cat) { return catalog_to_json(cat).dump(2); },
         py::arg("catalog"), release());

@@ -82,7 +82,9 @@ class Catalog(_core.Catalog):
         return add_reflected(self, bind, db_name, schema=schema)
 
     def save_json(self, path: PathLike) -> None:
-        """Writes tabret catalog JSON atomically (temp file, fsync, rename)."""
+        """Writes tabret catalog JSON atomically (temp file, fsync, rename) to a new or regular
+        file; a symbolic link, directory, FIFO, socket or device at ``path`` is a
+        :class:`tabret.FileError` and left as it is."""
         _core.save_catalog_json(self, path)
 
     def to_json(self) -> str:

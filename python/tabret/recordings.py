@@ -12,11 +12,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
+from tabret import _core
 from tabret._core import FileError, MissingRecordingError, ParseError
 from tabret.llms import check_completions
 
@@ -66,40 +66,28 @@ def _entry(path: Path, number: int, line: str) -> tuple[str, str, str]:
 
 
 def _write_recording(path: Path, entries: Entries) -> None:
-    """Writes ``entries`` to a temporary file beside ``path`` and renames it over ``path``:
-    a reader sees the old recording or the new one, never a part."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    try:
-        os.chmod(tmp, _mode(path))
-        with _open(Path(tmp), "w", gz=path.name.endswith(".gz")) as f:
-            for (model, prompt), completion in entries.items():
-                line = {"model": model, "prompt": prompt, "completion": completion}
-                f.write(json.dumps(line, ensure_ascii=False) + "\n")
-        with open(tmp, "rb") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _mode(path: Path) -> int:
-    """The permissions of the file ``path`` replaces, or rw-r--r-- for a new one."""
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        return 0o644
+    """Writes ``entries`` as the recording ``path`` through tabret's one single-file writer
+    (a temporary beside it, fsynced, renamed over it; a symbolic link, FIFO, socket, device or
+    directory there is refused with :class:`tabret.FileError`): a reader sees the old recording
+    or the new one, never a part."""
+    text = "".join(
+        json.dumps({"model": m, "prompt": p, "completion": c}, ensure_ascii=False) + "\n"
+        for (m, p), c in entries.items()
+    ).encode("utf-8")
+    _core.write_file_atomic(path, gzip.compress(text) if path.name.endswith(".gz") else text)
 
 
 class RecordingLLM:
     """``llm``, with every prompt and answer kept for :meth:`save` into the recording ``path``.
-    An existing file at ``path`` must be a recording (checked now; anything else is an error and
-    the file is never touched); :meth:`save` keeps its entries and adds the new ones."""
+    An existing file at ``path`` must be a recording and nothing but a regular file (checked now,
+    before the LLM is asked: a symbolic link, FIFO, socket, device or directory is a
+    :class:`tabret.FileError`, and the file is never touched); :meth:`save` keeps its entries and
+    adds the new ones."""
 
     def __init__(self, llm: Callable[[list[str]], list[str]], path: PathLike) -> None:
         self._llm = llm
         self.path = Path(path)
+        _core.check_file_target(self.path)
         if self.path.exists():
             read_recording(self.path)
         self._new: Entries = {}

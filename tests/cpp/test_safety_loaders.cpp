@@ -427,3 +427,179 @@ TEST_CASE("a missing ';' before CREATE TABLE fails naming the line", "[safety-lo
             "db");
     CHECK(!cat.tables().empty());
 }
+
+// --- issue 47, item 13: a file given to the wrong loader names the loader to use ------------
+
+TEST_CASE("a SQLite database or a Spider file given to another loader names the right one",
+          "[safety-loaders][format]") {
+    const test::temp_dir dir;
+    const auto db = dir.path() / "x.db";
+    make_sqlite(db, "CREATE TABLE t (id INTEGER PRIMARY KEY);");
+    const auto sqlite_advice = [&](const std::string& not_what) {
+        return db.string() + ": is a SQLite database, not " + not_what +
+               ": use the sqlite loader (`tabret catalog sqlite " + db.string() +
+               "`, `--catalog-format sqlite`, Python `Catalog.from_sqlite`, C++ `load_sqlite`)";
+    };
+    CHECK_THROWS_WITH(load_ddl(db), sqlite_advice("SQL DDL"));
+    CHECK_THROWS_WITH(load_catalog_json(db), sqlite_advice("tabret catalog JSON"));
+    CHECK_THROWS_WITH(load_spider_json(db), sqlite_advice("a Spider/BIRD tables.json"));
+    CHECK_THROWS_AS(load_ddl(db), io_error);
+
+    const auto spider = dir.path() / "tables.json";
+    write_file(spider, R"([{"db_id": "d", "table_names_original": ["t"]}])");
+    CHECK_THROWS_WITH(load_catalog_json(spider),
+                      Catch::StartsWith(spider.string() +
+                                        ": is a Spider/BIRD tables.json, not tabret catalog JSON: "
+                                        "use the spider loader") &&
+                          Catch::Contains("`--catalog-format spider`"));
+    CHECK_THROWS_WITH(load_ddl(spider), Catch::Contains("is a Spider/BIRD tables.json, not SQL"));
+
+    const auto own = dir.path() / "cat.json";
+    save_catalog_json(load_sqlite(db), own);
+    CHECK_THROWS_WITH(load_spider_json(own),
+                      Catch::Contains("is tabret catalog JSON, not a Spider/BIRD tables.json: use "
+                                      "the json loader"));
+    CHECK_THROWS_WITH(load_ddl(own), Catch::Contains("is tabret catalog JSON, not SQL DDL"));
+}
+
+// --- issue 47, item 6: SQLite generated columns, shadow tables, errors naming the file ------
+
+namespace {
+
+std::vector<std::string> column_names(const catalog& cat, const std::string& table) {
+    std::vector<std::string> names;
+    for (const auto c : cat.table(*cat.find_table(cat.databases().front().name, table)).columns)
+        names.push_back(cat.column(c).name);
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("SQLite generated columns are loaded", "[safety-loaders][sqlite]") {
+    const test::temp_dir dir;
+    make_sqlite(dir.path() / "g.db",
+                "CREATE TABLE t (a INT PRIMARY KEY, b INT GENERATED ALWAYS AS (a * 2) VIRTUAL, "
+                "c TEXT AS (a || 'x') STORED, d REAL);");
+    const auto cat = load_sqlite(dir.path() / "g.db");
+    CHECK(column_names(cat, "t") == std::vector<std::string>{"a", "b", "c", "d"});
+    CHECK(cat.column(*cat.find_column(0, "c")).type == "TEXT");
+}
+
+TEST_CASE("SQLite shadow tables of FTS5 and R-tree tables are not user tables",
+          "[safety-loaders][sqlite]") {
+    const test::temp_dir dir;
+    make_sqlite(dir.path() / "v.db",
+                "CREATE TABLE t (id INT); CREATE VIRTUAL TABLE docs USING fts5(title, body); "
+                "CREATE VIRTUAL TABLE geo USING rtree(id, x0, x1); CREATE TABLE docs_notes (n);");
+    const auto cat = load_sqlite(dir.path() / "v.db");
+    CHECK(table_names(cat) == std::vector<std::string>{"t", "docs", "geo", "docs_notes"});
+    CHECK(column_names(cat, "docs") == std::vector<std::string>{"title", "body"});  // no rank
+}
+
+TEST_CASE("every add_sqlite schema error names the file", "[safety-loaders][sqlite]") {
+    const test::temp_dir dir;
+    const auto db = dir.path() / "e.db";
+    make_sqlite(db, "CREATE TABLE t (\"\" INT);");
+    CHECK_THROWS_WITH(load_sqlite(db), db.string() + ": empty column name in table 'e.t'");
+    catalog cat;
+    cat.add_database("e");
+    make_sqlite(dir.path() / "ok.db", "CREATE TABLE t (x INT);");
+    CHECK_THROWS_WITH(add_sqlite(cat, dir.path() / "ok.db", "e"),
+                      (dir.path() / "ok.db").string() + ": duplicate database 'e'");
+}
+
+// --- issue 47, item 3: the DDL loader drops nothing in silence --------------------------------
+
+TEST_CASE("a CREATE the DDL loader cannot read fails instead of vanishing",
+          "[safety-loaders][ddl]") {
+    catalog cat;
+    const auto line_of = [&](const std::string& sql) {
+        try {
+            add_ddl(cat, sql, "db", "s.sql");
+        } catch (const parse_error& e) {
+            return e.line();
+        }
+        return std::size_t{0};
+    };
+    CHECK(line_of("CREATE TABLE a (id INT);\nCREATE TABEL b (id INT);\n") == 2);
+    CHECK(line_of("CREATE TABLE a (id INT);\n\nCREATE TABLE b AS SELECT id FROM a;\n") == 3);
+    CHECK(line_of("CREATE TABLE a (id INT);\nCREATE TABLE b LIKE a;\n") == 2);
+    CHECK(line_of("CREATE TABLE a(x int);\\nCREATE TABLE b(z int);") == 1);
+    CHECK(cat.tables().empty());
+    CHECK_THROWS_WITH(add_ddl(cat, "CREATE TABEL b (id INT);", "db", "s.sql"),
+                      Catch::Contains("s.sql:1: CREATE TABEL: not a kind of object"));
+    // Views are tables; what it skips it can name: indexes, psql meta-commands.
+    add_ddl(cat,
+            "\\restrict k\nCREATE TABLE a (x int);\nCREATE OR REPLACE VIEW v AS SELECT x FROM a;\n"
+            "CREATE ALGORITHM=UNDEFINED DEFINER=`u`@`h` SQL SECURITY DEFINER VIEW w AS SELECT 1;\n"
+            "CREATE UNIQUE INDEX i ON a (x);\n\\unrestrict k\n",
+            "db", "ok.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "v", "w"});
+}
+
+TEST_CASE("CR-only line endings count lines", "[safety-loaders][ddl]") {
+    catalog cat;
+    try {
+        add_ddl(
+            cat,
+            "CREATE TABLE a (x int);\r-- note\rCREATE TABLE b (y int);\rCREATE TABLE c (z int\r",
+            "db", "cr.sql");
+        FAIL("loaded an unterminated table");
+    } catch (const parse_error& e) {
+        CHECK(e.line() == 4);
+    }
+    add_ddl(cat, "-- note\rCREATE TABLE a (x int);\r\nCREATE TABLE b (y int);\r", "db", "cr.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "b"});
+}
+
+TEST_CASE("a backslash in a string that every dialect ends alike loads without markers",
+          "[safety-loaders][ddl]") {
+    catalog cat;
+    add_ddl(cat, "CREATE TABLE t (p TEXT DEFAULT 'C:\\path', q INT);\nCREATE TABLE u (r INT);\n",
+            "db", "win.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"t", "u"});
+    CHECK(cat.column(*cat.find_column(0, "p")).constraints.default_value == "'C:\\path'");
+}
+
+TEST_CASE("DDL views are loaded as tables, their columns named from the select list",
+          "[safety-loaders][ddl][view]") {
+    catalog cat;
+    add_ddl(cat,
+            "CREATE TABLE a (id INT, x TEXT);\n"
+            "CREATE VIEW v AS SELECT a.id, x AS label, count(*) n FROM a GROUP BY a.id;\n"
+            "CREATE OR REPLACE VIEW w (p, q) AS SELECT 1, 2;\n"
+            "CREATE VIEW s AS SELECT * FROM main.a WHERE id > 1;\n"
+            "CREATE VIEW d AS SELECT a.id, b.id FROM a, a AS b;\n"
+            "CREATE ALGORITHM=UNDEFINED DEFINER=`u`@`h` SQL SECURITY DEFINER VIEW m AS SELECT "
+            "`x` AS `y` FROM a;\n"
+            "CREATE VIEW p AS (SELECT x FROM a);\n"
+            "CREATE VIEW c AS WITH t AS (SELECT id FROM a) SELECT id AS k FROM t;\n",
+            "db", "views.sql");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "v", "w", "s", "d", "m", "p", "c"});
+    CHECK(column_names(cat, "p") == std::vector<std::string>{"x"});
+    CHECK(column_names(cat, "c") == std::vector<std::string>{"k"});
+    CHECK(column_names(cat, "v") == std::vector<std::string>{"id", "label", "n"});
+    CHECK(column_names(cat, "w") == std::vector<std::string>{"p", "q"});
+    CHECK(column_names(cat, "s") == std::vector<std::string>{"id", "x"});
+    CHECK(cat.column(cat.table(3).columns[1]).type == "TEXT");
+    CHECK(column_names(cat, "d") == std::vector<std::string>{"id", "id:1"});
+    CHECK(column_names(cat, "m") == std::vector<std::string>{"y"});
+    catalog other;
+    add_ddl(other, "CREATE TABLE a (id INT);\nCREATE VIEW e AS SELECT id + 1, count(*) FROM a;\n",
+            "db", "e.sql");
+    CHECK(column_names(other, "e") == std::vector<std::string>{"id + 1", "count(*)"});
+    CHECK_THROWS_WITH(add_ddl(other,
+                              "CREATE TABLE a (id INT);\nCREATE TABLE b (id INT);\n"
+                              "CREATE VIEW j AS SELECT * FROM a JOIN b USING (id);\n",
+                              "db3", "j.sql"),
+                      Catch::Contains("j.sql:3: view j: SELECT * over several tables"));
+}
+
+TEST_CASE("SQLite views are loaded as tables", "[safety-loaders][sqlite][view]") {
+    const test::temp_dir dir;
+    make_sqlite(dir.path() / "w.db",
+                "CREATE TABLE a (id INT, x TEXT); CREATE VIEW v AS SELECT id, x AS label FROM a;");
+    const auto cat = load_sqlite(dir.path() / "w.db");
+    CHECK(table_names(cat) == std::vector<std::string>{"a", "v"});
+    CHECK(column_names(cat, "v") == std::vector<std::string>{"id", "label"});
+}

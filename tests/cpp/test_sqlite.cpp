@@ -45,6 +45,11 @@ catalog expected_school() {
     cat.add_foreign_key(esid, sid);
     cat.add_foreign_key(edept, dept);
     cat.add_foreign_key(enum_, num);
+    const auto h = cat.add_table(db, "honours");  // a view: its columns as SQLite names them
+    cat.add_column(h, "student_id", "INTEGER");
+    cat.add_column(h, "dept", "TEXT");
+    cat.add_column(h, "num", "INTEGER");
+    cat.add_column(h, "grade", "REAL");
     return cat;
 }
 

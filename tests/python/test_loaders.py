@@ -40,7 +40,7 @@ def test_benchmark_schemas_have_published_counts(
 
 def test_sqlite_round_trips_exactly(tmp_path: Path) -> None:
     cat = Catalog.from_sqlite(make_sqlite(tmp_path / "school.db"))
-    assert [t.name for t in cat.tables] == ["Student", "course", "enrolment"]
+    assert [t.name for t in cat.tables] == ["Student", "course", "enrolment", "honours"]
     assert [c.name for c in cat.columns][:2] == ["student_id", "full name"]
     assert cat.column(4).type == "VARCHAR(80)"
     assert [cat.column(c).name for c in cat.table(2).primary_key] == ["student_id", "dept", "num"]
@@ -61,6 +61,61 @@ def test_sqlite_errors(tmp_path: Path) -> None:
     dangling = make_sqlite(tmp_path / "d.db", "CREATE TABLE a (x INTEGER REFERENCES ghost(id));")
     with pytest.raises(tabret.SchemaError, match="references missing table 'ghost'"):
         Catalog.from_sqlite(dangling)
+
+
+def _columns(cat: Catalog, table: str) -> list[tuple[str, str]]:
+    t = cat.tables[cat.find_table(cat.databases[0].name, table)]  # type: ignore[index]
+    return [(cat.column(c).name, cat.column(c).type) for c in t.columns]
+
+
+def test_sqlite_keeps_generated_columns(tmp_path: Path) -> None:
+    """Generated columns (PRAGMA table_xinfo hidden 2 and 3) are columns a query can name."""
+    db = make_sqlite(
+        tmp_path / "g.db",
+        "CREATE TABLE t (a INT PRIMARY KEY, b INT GENERATED ALWAYS AS (a * 2) VIRTUAL, "
+        "c TEXT AS (a || 'x') STORED, d REAL);",
+    )
+    assert _columns(Catalog.from_sqlite(db), "t") == [
+        ("a", "INT"),
+        ("b", "INT"),
+        ("c", "TEXT"),
+        ("d", "REAL"),
+    ]
+
+
+def test_sqlite_skips_the_shadow_tables_of_virtual_tables(tmp_path: Path) -> None:
+    """FTS5 and R-tree keep their data in shadow tables (docs_data, geo_node, ...): not the
+    user's tables. The virtual tables are, without their hidden columns (FTS5's rank)."""
+    db = make_sqlite(
+        tmp_path / "v.db",
+        "CREATE TABLE t (id INT); CREATE VIRTUAL TABLE docs USING fts5(title, body); "
+        "CREATE VIRTUAL TABLE geo USING rtree(id, x0, x1); CREATE TABLE docs_notes (n TEXT);",
+    )
+    cat = Catalog.from_sqlite(db)
+    assert [t.name for t in cat.tables] == ["t", "docs", "geo", "docs_notes"]
+    assert _columns(cat, "docs") == [("title", ""), ("body", "")]
+
+
+def test_ddl_skips_psql_meta_commands() -> None:
+    """pg_dump 17.6 and later start and end a dump with `\\restrict KEY` / `\\unrestrict KEY`."""
+    cat = Catalog()
+    cat.add_ddl_text("\\restrict abc\nCREATE TABLE a (x int);\n\\unrestrict abc\n", "d")
+    assert [t.name for t in cat.tables] == ["a"]
+
+
+def test_ddl_reads_cr_only_line_endings() -> None:
+    cat = Catalog()
+    cat.add_ddl_text("-- old Mac\rCREATE TABLE a (x int);\rCREATE TABLE b (y int);\r", "d")
+    assert [t.name for t in cat.tables] == ["a", "b"]
+
+
+def test_ddl_backslash_in_a_default_loads_without_dialect_markers() -> None:
+    """Standard SQL and MySQL read the same tables here (only the default's text differs); it
+    was refused as 'reads as different tables'. The standard reading is taken."""
+    cat = Catalog()
+    cat.add_ddl_text("CREATE TABLE t (p TEXT DEFAULT 'C:\\path');\nCREATE TABLE u (r INT);", "d")
+    assert [t.name for t in cat.tables] == ["t", "u"]
+    assert cat.column(cat.tables[0].columns[0]).default == "'C:\\path'"
 
 
 def test_add_is_all_or_nothing(tmp_path: Path) -> None:

@@ -159,6 +159,36 @@ DDL_CASES = [
         r"t\.sql: no CREATE TABLE statement: is this a SQL DDL file\?",
         0,
     ),
+    # Nothing is dropped in silence (issue 47, item 3).
+    Case(
+        "ddl-misspelt-create",
+        ddl("CREATE TABLE a (id INT);\nCREATE TABEL b (id INT);\n"),
+        tabret.ParseError,
+        r"{tmp}/s\.sql:2: CREATE TABEL: not a kind of object tabret knows .*a misspelt TABLE\?",
+        2,
+    ),
+    Case(
+        "ddl-create-table-as-select",
+        ddl("CREATE TABLE a (id INT);\nCREATE TABLE b AS SELECT id FROM a;\n"),
+        tabret.ParseError,
+        r"s\.sql:2: CREATE TABLE b AS \.\.\.: the table has no column list",
+        2,
+    ),
+    Case(
+        "ddl-literal-backslash-n",
+        ddl("CREATE TABLE a(x int);\\nCREATE TABLE b(z int);"),
+        tabret.ParseError,
+        r"s\.sql:1: '\\' where a statement should start \(a literal \\n written for a line "
+        r"break\?\)",
+        1,
+    ),
+    Case(
+        "ddl-cr-line-endings",
+        ddl("CREATE TABLE a (x int);\r-- note\rCREATE TABLE b (y int);\rCREATE TABLE c (z int\r"),
+        tabret.ParseError,
+        r"s\.sql:4: unterminated column list of table 'c'",
+        4,
+    ),
     Case(
         "ddl-missing-file",
         lambda tmp: Catalog.from_ddl(tmp / "nope.sql"),
@@ -344,6 +374,13 @@ def sqlite_db(tmp: Path, name: str = "t.db", tables: int = 60) -> Path:
     return path
 
 
+def sqlite_schema(path: Path, sql: str) -> Path:
+    conn = sqlite3.connect(path)
+    conn.executescript(sql)
+    conn.close()
+    return path
+
+
 def truncated_sqlite(tmp: Path) -> object:
     path = sqlite_db(tmp)
     path.write_bytes(path.read_bytes()[:3000])
@@ -394,6 +431,74 @@ CATALOG_CASES = [
         truncated_sqlite,
         tabret.FileError,
         r"{tmp}/t\.db: cannot read schema: database disk image is malformed",
+    ),
+    Case(
+        "sqlite-empty-table-name",
+        lambda tmp: Catalog.from_sqlite(sqlite_schema(tmp / "e.db", 'CREATE TABLE ""(x INT)')),
+        tabret.SchemaError,
+        r"{tmp}/e\.db: empty table name in database 'e'",
+    ),
+    Case(
+        "sqlite-empty-column-name",
+        lambda tmp: Catalog.from_sqlite(sqlite_schema(tmp / "e.db", 'CREATE TABLE t(""  INT)')),
+        tabret.SchemaError,
+        r"{tmp}/e\.db: empty column name in table 'e\.t'",
+    ),
+    # A file given to the wrong loader is recognised and the loader to use named (issue 47).
+    Case(
+        "ddl-is-a-sqlite-database",
+        lambda tmp: Catalog.from_ddl(sqlite_db(tmp, "x.db")),
+        tabret.FileError,
+        r"{tmp}/x\.db: is a SQLite database, not SQL DDL: use the sqlite loader "
+        r"\(`tabret catalog sqlite {tmp}/x\.db`, `--catalog-format sqlite`, Python "
+        r"`Catalog\.from_sqlite`, C\+\+ `load_sqlite`\)",
+    ),
+    Case(
+        "json-is-a-sqlite-database",
+        lambda tmp: Catalog.from_json(sqlite_db(tmp, "x.db")),
+        tabret.FileError,
+        r"{tmp}/x\.db: is a SQLite database, not tabret catalog JSON: use the sqlite loader",
+    ),
+    Case(
+        "spider-is-a-sqlite-database",
+        lambda tmp: Catalog.from_spider_json(sqlite_db(tmp, "x.db")),
+        tabret.FileError,
+        r"x\.db: is a SQLite database, not a Spider/BIRD tables\.json: use the sqlite loader",
+    ),
+    Case(
+        "json-is-spider",
+        lambda tmp: Catalog.from_json(write(tmp / "tables.json", json.dumps([PETS]))),
+        tabret.FileError,
+        r"{tmp}/tables\.json: is a Spider/BIRD tables\.json, not tabret catalog JSON: use the "
+        r"spider loader \(`tabret catalog spider .*`, `--catalog-format spider`, Python "
+        r"`Catalog\.from_spider_json`",
+    ),
+    Case(
+        "spider-is-catalog-json",
+        lambda tmp: Catalog.from_spider_json(
+            write(tmp / "cat.json", tabret.demo_catalog().to_json())
+        ),
+        tabret.FileError,
+        r"cat\.json: is tabret catalog JSON, not a Spider/BIRD tables\.json: use the json loader",
+    ),
+    Case(
+        "ddl-is-spider",
+        lambda tmp: Catalog.from_ddl(write(tmp / "tables.json", json.dumps([PETS]))),
+        tabret.FileError,
+        r"tables\.json: is a Spider/BIRD tables\.json, not SQL DDL: use the spider loader",
+    ),
+    # Single-file saves (tests/python/test_safety_writers.py holds the special files).
+    Case(
+        "catalog-save-onto-a-directory",
+        lambda tmp: tabret.demo_catalog().save_json(tmp),
+        tabret.FileError,
+        r"^{tmp}: is a directory, not a regular file; not replacing it$",
+    ),
+    Case(
+        "catalog-save-missing-parent",
+        lambda tmp: tabret.demo_catalog().save_json(tmp / "no" / "cat.json"),
+        tabret.FileError,
+        r"^{tmp}/no/cat\.json: cannot write: the directory {tmp}/no does not exist$",
     ),
 ]
 
@@ -968,6 +1073,13 @@ CLI_CASES: list[tuple[str, Callable[[Path], list[str]], int, str]] = [
         lambda tmp: ["eval", "--benchmark", "nope"],
         2,
         r"invalid choice: 'nope'",
+    ),
+    (
+        "cli-catalog-spider-as-json",
+        lambda tmp: ["catalog", "json", str(write(tmp / "tables.json", json.dumps([PETS])))],
+        1,
+        r"tabret: error: {tmp}/tables\.json: is a Spider/BIRD tables\.json, not tabret catalog "
+        r"JSON: use the spider loader .*`--catalog-format spider`",
     ),
     (
         "cli-query-no-question",

@@ -372,7 +372,9 @@ def pg_dump_text() -> Iterator[str]:
 
 def test_pg_dump_schema_only_loads_every_table(pg_dump_text: str, tmp_path: Path) -> None:
     cat = load_lib_dump(tmp_path, pg_dump_text)
-    assert sorted(t.name for t in cat.tables) == LIB_TABLES
+    assert sorted(t.name for t in cat.tables) == [*LIB_TABLES, "v"]  # the view is a table
+    view = cat.tables[cat.find_table("lib", "v") or 0]
+    assert [cat.column(c).name for c in view.columns] == ["s"]
     author = cat.tables[cat.find_table("lib", "author") or 0]
     assert author.description == 'Writers; it\'s \\ a "list"'
     # Headerless (a hand-edited copy) it still loads the same: the nested comment is PostgreSQL's.

@@ -129,7 +129,8 @@ inline std::optional<nlohmann::json> read_marker(const std::filesystem::path& di
     if (d.fd < 0) return std::nullopt;
     try {
         const auto doc = nlohmann::json::parse(read_file_at(d.fd, dir, marker_file, 4096));
-        if (doc.is_object() && doc.value("target", "") == name && doc.value("token", "") == token)
+        if (doc.is_object() && doc.value("target", "") == detail::escape_invalid_utf8(name) &&
+            doc.value("token", "") == token)
             return doc;
     } catch (const std::exception&) {
     }
@@ -137,11 +138,14 @@ inline std::optional<nlohmann::json> read_marker(const std::filesystem::path& di
 }
 
 /// The marker of a temporary or backup of target @p name named with @p token: proves to a later
-/// save that this process made it (pid and host tell whether the process has ended).
+/// save that this process made it (pid and host tell whether the process has ended). A name that
+/// is not UTF-8 (JSON holds nothing else) is kept with its invalid bytes as `\xNN`.
 inline std::string marker_text(std::string_view name, std::string_view token) {
-    return nlohmann::json{
-        {"target", name}, {"token", token}, {"pid", ::getpid()}, {"host", host_name()}}
-        .dump();
+    return nlohmann::json{{"target", detail::escape_invalid_utf8(name)},
+                          {"token", token},
+                          {"pid", ::getpid()},
+                          {"host", host_name()}}
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 /// The siblings of target @p name in @p parent that are tabret's temporaries or backups:

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -116,25 +117,25 @@ inline std::string read_text_file(const std::filesystem::path& path) {
 
 namespace detail {
 
-inline void write_all(int fd, std::string_view data, const std::filesystem::path& path) {
+inline void write_all(int fd, std::string_view data, const std::string& shown) {
     while (!data.empty()) {
         const auto n = ::write(fd, data.data(), data.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0)
-            throw io_error(
-                fmt::format("{}: write failed: {}", path.string(), std::strerror(errno)));
+        if (n < 0) throw io_error(fmt::format("{}: write failed: {}", shown, std::strerror(errno)));
         data.remove_prefix(static_cast<std::size_t>(n));
     }
 }
 
-/// Writes a new file (it must not exist) and fsyncs it. @throws io_error naming it.
-inline void write_new_file(const std::filesystem::path& path, std::string_view data) {
+/// Writes a new file (it must not exist, rw-r--r-- before the umask) and fsyncs it; errors name
+/// @p shown (default: @p path). @throws io_error.
+inline void write_new_file(const std::filesystem::path& path, std::string_view data,
+                           const std::string& shown = {}) {
+    const auto& name = shown.empty() ? path.string() : shown;
     const fd_guard f{::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)};
-    if (f.fd < 0)
-        throw io_error(fmt::format("{}: cannot create: {}", path.string(), std::strerror(errno)));
-    write_all(f.fd, data, path);
+    if (f.fd < 0) throw io_error(fmt::format("{}: cannot create: {}", name, std::strerror(errno)));
+    write_all(f.fd, data, name);
     if (::fsync(f.fd) != 0)
-        throw io_error(fmt::format("{}: fsync failed: {}", path.string(), std::strerror(errno)));
+        throw io_error(fmt::format("{}: fsync failed: {}", name, std::strerror(errno)));
 }
 
 /// A name no user would choose and no two writers share: pid, thread and random bits.
@@ -154,28 +155,67 @@ inline void fsync_directory(const std::filesystem::path& dir) {
             fmt::format("{}: cannot sync the directory: {}", dir.string(), std::strerror(errno)));
 }
 
+/// What a single-file save may replace (docs/reliability.md, "What a save may touch"): nothing,
+/// or a regular file; returns the old file's permission bits (none when @p path is absent). A
+/// symbolic link is refused, as an index save refuses one: a save never replaces a link nor writes
+/// through it to a file elsewhere.
+/// @throws io_error naming @p path for a link, a directory, a FIFO, a socket or a device, and
+/// for a parent directory that is missing or cannot be searched.
+inline std::optional<::mode_t> replaceable_file_mode(const std::filesystem::path& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) {
+        const int err = errno;
+        if (err != ENOENT)
+            throw io_error(fmt::format("{}: cannot write: {}", path.string(), std::strerror(err)));
+        const auto parent = path.has_parent_path() ? path.parent_path() : ".";
+        std::error_code ec;
+        if (!std::filesystem::is_directory(parent, ec))
+            throw io_error(fmt::format("{}: cannot write: the directory {} does not exist",
+                                       path.string(), parent.string()));
+        return std::nullopt;
+    }
+    if (S_ISREG(st.st_mode)) return st.st_mode & 0777;
+    const char* what = S_ISLNK(st.st_mode)    ? "a symbolic link"
+                       : S_ISDIR(st.st_mode)  ? "a directory"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISCHR(st.st_mode)  ? "a character device"
+                       : S_ISBLK(st.st_mode)  ? "a block device"
+                                              : "not a regular file";
+    throw io_error(fmt::format("{}: is {}, not a regular file; not replacing it{}", path.string(),
+                               what, S_ISLNK(st.st_mode) ? " (save to the file it names)" : ""));
+}
+
 }  // namespace detail
 
 /**
- * @brief Replaces @p path with @p data atomically: writes a temporary beside it
- * (`.<name>.tabret-tmp-<pid>-<thread>-<random>`, unique per call), fsyncs, renames.
- * A crash at any point leaves either the old file or the new one, never a half-written file.
- * @throws io_error naming the path.
+ * @brief Replaces the regular file @p path (or creates it) with @p data atomically: writes a
+ * temporary beside it (`.<name>.tabret-tmp-<pid>-<thread>-<random>`, unique per call) with the
+ * old file's permissions, fsyncs, renames. A crash at any point leaves either the old file or the
+ * new one, never a half-written file. The one writer of every single-file save (catalog JSON,
+ * HNSW and join-graph files, LLM recordings): a symbolic link, directory, FIFO, socket or device
+ * at @p path is refused and left as it is (detail::replaceable_file_mode). Not atomic against
+ * another process replacing @p path with such a file between the check and the rename.
+ * @throws io_error naming @p path.
  */
 inline void write_file_atomic(const std::filesystem::path& path, std::string_view data) {
+    const auto old_mode = detail::replaceable_file_mode(path);
     const auto tmp = path.parent_path() / fmt::format(".{}.tabret-tmp-{}", path.filename().string(),
                                                       detail::unique_token());
-    std::error_code ec;
+    std::error_code ignored;
     try {
-        detail::write_new_file(tmp, data);
+        detail::write_new_file(tmp, data, path.string());
+        if (old_mode && ::chmod(tmp.c_str(), *old_mode) != 0)
+            throw io_error(fmt::format("{}: cannot keep its permissions: {}", path.string(),
+                                       std::strerror(errno)));
     } catch (...) {
-        std::filesystem::remove(tmp, ec);
+        std::filesystem::remove(tmp, ignored);
         throw;
     }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) {
-        std::filesystem::remove(tmp, ec);
-        throw io_error(fmt::format("{}: cannot replace: {}", path.string(), ec.message()));
+    if (::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int err = errno;  // before remove() can change it
+        std::filesystem::remove(tmp, ignored);
+        throw io_error(fmt::format("{}: cannot replace: {}", path.string(), std::strerror(err)));
     }
 }
 

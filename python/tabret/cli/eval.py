@@ -11,6 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from tabret import _core
 from tabret.benchmarks import BENCHMARKS
 from tabret.cli import _adaptive, _crush, _eval_join, _llm, _murre
 from tabret.cli._common import (
@@ -609,4 +610,5 @@ def _report(o: EvalOptions, results: list[EvalResult], bench: Benchmark) -> None
         scored = f"{results[0].questions} scored at column level, " if o.level == "column" else ""
         print(f"\n{bench.source}; {len(bench.questions)} questions, {scored}{bench.catalog!r}")
     if o.output:
-        Path(o.output).write_text(json.dumps([r.to_json() for r in results], indent=1))
+        text = json.dumps([r.to_json() for r in results], indent=1)
+        _core.write_file_atomic(o.output, text.encode("utf-8"))  # the one single-file writer

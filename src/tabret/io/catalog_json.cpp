@@ -14,6 +14,7 @@
 #include "tabret/catalog.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/io/schema_format.hpp"
 
 namespace tabret {
 
@@ -117,6 +118,7 @@ nlohmann::json catalog_to_json(const catalog& cat) {
 }
 
 catalog catalog_from_json(const nlohmann::json& doc, std::string_view source) {
+    detail::check_json_schema_format(doc, source, schema_format::json);
     const detail::json_reader root(doc, source, "document");
     if (root.str("format") != "tabret-catalog")
         root.fail(fmt::format("format is '{}', expected 'tabret-catalog'", root.str("format")));
@@ -133,8 +135,9 @@ catalog catalog_from_json(const nlohmann::json& doc, std::string_view source) {
 }
 
 catalog load_catalog_json(const std::filesystem::path& path) {
-    return catalog_from_json(detail::parse_json(read_text_file(path), path.string()),
-                             path.string());
+    const auto text = read_text_file(path);
+    detail::check_not_sqlite(text, path.string(), schema_format::json);
+    return catalog_from_json(detail::parse_json(text, path.string()), path.string());
 }
 
 void save_catalog_json(const catalog& cat, const std::filesystem::path& path) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "tabret/catalog.hpp"
 #include "tabret/error.hpp"
 #include "tabret/io/file.hpp"
+#include "tabret/io/schema_format.hpp"
 #include "tabret/io/text_file.hpp"
 #include "tabret/serialize.hpp"
 
@@ -110,6 +112,42 @@ std::string ddl_quote_string(std::string_view text) {
 
 // ---------------------------------------------------------------------------------------------
 // Parser
+
+/// The text of an expression's tokens, spaced as written in the usual style: `count(*)`,
+/// `t.a`, `id + 1`.
+std::string ddl_expression_text(std::span<const ddl_token> tokens) {
+    std::string text;
+    const auto tight = [](const ddl_token& t, std::string_view after_or_before) {
+        return t.kind == ddl_token_kind::symbol &&
+               after_or_before.find(t.text) != std::string_view::npos && t.text.size() == 1;
+    };
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+        if (i > 0 && !tight(tokens[i - 1], ".(") && !tight(tokens[i], ".(),")) text += ' ';
+        text += tokens[i].text;
+    }
+    return text;
+}
+
+/// Whether @p word, after CREATE (and OR REPLACE, TEMPORARY, ...), starts a statement the loader
+/// skips whole: an object that is not a table (a view is read by parse_create_view; VIEW and
+/// its options are here for a CREATE that names no view after them).
+bool ddl_is_skipped_object(std::string_view word) {
+    return is_one_of(word, {"VIEW",         "MATERIALIZED", "RECURSIVE",      "ALGORITHM",
+                            "DEFINER",      "SQL",          "INDEX",          "UNIQUE",
+                            "FULLTEXT",     "SPATIAL",      "BITMAP",         "CLUSTERED",
+                            "NONCLUSTERED", "VIRTUAL",      "TRIGGER",        "CONSTRAINT",
+                            "EVENT",        "FUNCTION",     "PROCEDURE",      "PROC",
+                            "PACKAGE",      "AGGREGATE",    "SEQUENCE",       "TYPE",
+                            "DOMAIN",       "SCHEMA",       "DATABASE",       "EXTENSION",
+                            "LANGUAGE",     "TRUSTED",      "PROCEDURAL",     "ROLE",
+                            "USER",         "GROUP",        "POLICY",         "RULE",
+                            "CAST",         "COLLATION",    "CONVERSION",     "DEFAULT",
+                            "OPERATOR",     "TEXT",         "ACCESS",         "TRANSFORM",
+                            "STATISTICS",   "PUBLICATION",  "SUBSCRIPTION",   "SERVER",
+                            "FOREIGN",      "TABLESPACE",   "SYNONYM",        "PUBLIC",
+                            "ALIAS",        "VARIABLE",     "EDITIONABLE",    "NONEDITIONABLE",
+                            "UNDO",         "LOGFILE",      "SPATIAL_REF_SYS"});
+}
 
 /// Recursive-descent parser over the token list; one statement at a time.
 class ddl_parser {
@@ -304,6 +342,12 @@ class ddl_parser {
         while (accept_sym("::")) parse_type();  // PostgreSQL cast
     }
 
+    /// Skips the tokens up to the next one that starts a line.
+    void skip_line() {
+        next();
+        while (!at_end() && !peek().starts_line) next();
+    }
+
     void skip_subscript() {
         while (!at_end() && !at_sym("]") && !at_sym(";")) next();
         expect_sym("]", "to close '['");
@@ -314,6 +358,12 @@ class ddl_parser {
     void parse_statement() {
         statement_start_ = pos_;
         if (accept_sym(";")) return;
+        if (at_sym("\\")) {  // a psql meta-command (\connect, \restrict) fills its line
+            if (peek().starts_line) return skip_line();
+            fail(peek().line,
+                 "'\\' where a statement should start (a literal \\n written for a line "
+                 "break?): tabret does not guess where a statement starts");
+        }
         if (at_kw("CREATE")) return parse_create();
         if (at_kw("ALTER") && at_kw("TABLE", 1)) return parse_alter_table();
         if (at_kw("COMMENT") && at_kw("ON", 1)) return parse_comment_on();
@@ -322,11 +372,137 @@ class ddl_parser {
 
     void parse_create() {
         std::size_t k = 1;
-        while (at_any_kw({"OR", "REPLACE", "GLOBAL", "LOCAL", "TEMPORARY", "TEMP", "UNLOGGED"}, k))
+        while (at_any_kw({"OR", "REPLACE", "ALTER", "GLOBAL", "LOCAL", "TEMPORARY", "TEMP",
+                          "UNLOGGED", "EXTERNAL", "TRANSIENT", "VOLATILE", "MULTISET"},
+                         k))
             ++k;
-        if (!at_kw("TABLE", k)) return skip_statement();  // index, view, function, ...
-        skip(k + 1);
-        parse_create_table();
+        if (at_kw("TABLE", k)) {
+            skip(k + 1);
+            return parse_create_table();
+        }
+        if (const auto view = view_keyword_at(k)) {  // a view is a table to a text-to-SQL model
+            skip(*view + 1);
+            return parse_create_view();
+        }
+        // Indexes, functions, triggers, ...: skipped whole. Anything else is most likely a
+        // misspelt TABLE: refused, never dropped in silence.
+        if (peek(k).kind != ddl_token_kind::word || ddl_is_skipped_object(peek(k).text))
+            return skip_statement();
+        fail(peek(k).line,
+             fmt::format("CREATE {}: not a kind of object tabret knows (TABLE, VIEW, INDEX, "
+                         "FUNCTION, ...); a misspelt TABLE? tabret skips only statements it can "
+                         "name",
+                         peek(k).text));
+    }
+
+    /// Where VIEW is in `CREATE [MATERIALIZED | RECURSIVE | MySQL options] VIEW`, from @p k.
+    [[nodiscard]] std::optional<std::size_t> view_keyword_at(std::size_t k) const {
+        if (at_any_kw({"MATERIALIZED", "RECURSIVE"}, k)) ++k;
+        if (at_any_kw({"ALGORITHM", "DEFINER", "SQL"}, k))  // MySQL: options up to VIEW
+            while (!at_kw("VIEW", k) && !at_sym(";", k) && peek(k).kind != ddl_token_kind::end) ++k;
+        return at_kw("VIEW", k) ? std::optional(k) : std::nullopt;
+    }
+
+    /// `CREATE VIEW v [(a, b)] AS SELECT ...`: a table whose columns are the list given, or the
+    /// names of the select list (its aliases, the last part of column references, the columns
+    /// of the one table `*` reads); a repeated name gets `:1`, `:2` as in SQLite.
+    void parse_create_view() {
+        const bool if_not_exists = accept_if_not_exists();
+        ddl_table view;
+        view.line = peek().line;
+        view.name = parse_qualified_name("a view name after CREATE VIEW");
+        if (at_sym("(")) {
+            next();
+            do {
+                const auto line = peek().line;
+                view.columns.push_back(
+                    {expect_ident("a column name of the view"), "", "", {}, line});
+            } while (accept_sym(","));
+            expect_sym(")", fmt::format("after the column names of view {}", view.name));
+        } else {
+            if (accept_kw("AS") && at_sym("(") && at_kw("SELECT", 1)) next();  // AS (SELECT
+            while (!at_end() && !at_sym(";") && !at_kw("SELECT")) {  // WITH q AS (...) SELECT
+                if (at_sym("("))
+                    skip_group(fmt::format("in view {}", view.name));
+                else
+                    next();
+            }
+            if (!accept_kw("SELECT"))
+                fail(view.line, fmt::format("view {}: no SELECT to name its columns from; list "
+                                            "them (CREATE VIEW {} (a, b) AS ...)",
+                                            view.name, view.name));
+            accept_any_kw({"DISTINCT", "ALL", "DISTINCTROW"});
+            do {
+                parse_view_item(view);
+            } while (accept_sym(","));
+        }
+        std::unordered_map<std::string, std::size_t> seen;  // folded name → times seen
+        for (auto& c : view.columns)
+            if (const auto n = seen[fold(c.name)]++; n > 0) c.name += fmt::format(":{}", n);
+        skip_statement();
+        add_table(std::move(view), if_not_exists);
+    }
+
+    /// One item of a view's select list: its alias, the last part of a column reference, or the
+    /// expression's text (`count(*)`, `id + 1`); or the columns of the table `*` reads.
+    void parse_view_item(ddl_table& view) {
+        const auto start = pos_;
+        const auto line = peek().line;
+        while (!at_end() && !at_sym(",") && !at_sym(";") && !at_sym(")") &&
+               !at_any_kw({"FROM", "INTO", "WHERE", "UNION", "GROUP", "ORDER", "LIMIT"})) {
+            if (at_sym("("))
+                skip_group(fmt::format("in view {}", view.name));
+            else
+                next();
+        }
+        const std::span item(tokens_.begin() + static_cast<std::ptrdiff_t>(start), pos_ - start);
+        const auto ident = [](const ddl_token& t) {
+            return t.kind == ddl_token_kind::word || t.kind == ddl_token_kind::quoted;
+        };
+        const auto named = [&](std::string name) {
+            view.columns.push_back({std::move(name), "", "", {}, line});
+        };
+        if (item.empty()) fail_expected(fmt::format("a column of view {}", view.name));
+        const auto& last = item.back();
+        if (last.kind == ddl_token_kind::symbol && last.text == "*") return add_star(view, item);
+        const bool reference =
+            std::all_of(item.begin(), item.end(),
+                        [&](const ddl_token& t) {
+                            return ident(t) || (t.kind == ddl_token_kind::symbol && t.text == ".");
+                        }) &&
+            item.size() % 2 == 1;
+        if (ident(last) && (reference || item.size() >= 2) && !iequals(last.text, "END") &&
+            (reference || iequals(item[item.size() - 2].text, "AS") ||
+             item[item.size() - 2].kind != ddl_token_kind::symbol ||
+             item[item.size() - 2].text == ")"))
+            return named(last.text);
+        named(ddl_expression_text(item));  // as SQLite names it: the expression as written
+    }
+
+    /// `*` or `t.*` in view @p view: the columns of the one table the view reads (`FROM t`, a
+    /// table declared before the view). @throws parse_error when that cannot be told.
+    void add_star(ddl_table& view, std::span<const ddl_token> item) {
+        std::string from;
+        if (item.size() >= 3) from = item[item.size() - 3].text;  // t.*
+        if (at_kw("FROM") &&
+            (peek(1).kind == ddl_token_kind::word || peek(1).kind == ddl_token_kind::quoted)) {
+            std::size_t k = 2;
+            while (at_sym(".", k) && at_ident(k + 1)) k += 2;
+            const bool one_table =
+                !at_sym(",", k) &&
+                !at_any_kw({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "CROSS", "NATURAL"}, k) &&
+                !at_any_kw({"JOIN", "INNER", "LEFT", "CROSS"}, k + 1);
+            if (one_table && from.empty()) from = peek(k - 1).text;
+        }
+        const auto t = from.empty() ? std::nullopt : ddl_find_table(schema_, from);
+        if (!t)
+            fail(item.front().line,
+                 fmt::format("view {}: SELECT * over {}: tabret cannot tell its columns; list "
+                             "them (CREATE VIEW {} (a, b) AS ...)",
+                             view.name, from.empty() ? "several tables" : "'" + from + "'",
+                             view.name));
+        for (const auto& c : schema_.tables[*t].columns)
+            view.columns.push_back({c.name, c.type, "", {}, item.front().line});
     }
 
     bool accept_if_not_exists() {
@@ -341,8 +517,14 @@ class ddl_parser {
         ddl_table table;
         table.line = peek().line;
         table.name = parse_qualified_name("a table name after CREATE TABLE");
-        // CREATE TABLE ... AS SELECT, LIKE, OF type, PARTITION OF: no column list to model.
-        if (at_any_kw({"AS", "LIKE", "OF", "PARTITION"})) return skip_statement();
+        // CREATE TABLE ... AS SELECT, LIKE, OF type, PARTITION OF: no column list to read, and
+        // dropping the table would be a silent loss.
+        if (at_any_kw({"AS", "LIKE", "OF", "PARTITION"}))
+            fail(table.line,
+                 fmt::format("CREATE TABLE {} {} ...: the table has no column list, and tabret "
+                             "reads columns only from one; declare its columns, or load the "
+                             "database itself (`tabret catalog sqlite`, `sqlalchemy`)",
+                             table.name, peek().text));
         const auto open_line =
             expect_sym("(", fmt::format("after CREATE TABLE {}", table.name)).line;
         parse_table_elements(table, open_line);
@@ -1059,6 +1241,26 @@ std::size_t ddl_divergence_line(const ddl_reading& a, const ddl_reading& b) {
     return n > 0 ? a.tokens[n - 1].line : 0;
 }
 
+/// Whether a string literal's text, as one reading has it, ends where every dialect ends it: no
+/// backslash before a quote or at its end (where MySQL would read an escaped quote).
+bool ddl_string_ends_alike(std::string_view text) {
+    return !text.ends_with('\\') && text.find("\\'") == std::string_view::npos &&
+           text.find("\\\"") == std::string_view::npos;
+}
+
+/// Whether two readings see the same statements and differ only in what string literals hold
+/// (`DEFAULT 'C:\path'`: `C:\path`, or with MySQL's escapes `C:path`), strings that end in the
+/// same place in both: the same tables, so the first (standard) reading is taken.
+bool ddl_differ_in_strings_only(const ddl_reading& a, const ddl_reading& b) {
+    return std::equal(a.tokens.begin(), a.tokens.end(), b.tokens.begin(), b.tokens.end(),
+                      [](const ddl_token& x, const ddl_token& y) {
+                          if (x.kind != y.kind || x.line != y.line) return false;
+                          if (x.text == y.text) return true;
+                          return x.kind == ddl_token_kind::string &&
+                                 ddl_string_ends_alike(x.text) && ddl_string_ends_alike(y.text);
+                      });
+}
+
 /**
  * @brief Parses @p sql under @p dialect's rules. For ddl_dialect::automatic: the dialect the text
  * says it is in (ddl_guess_dialect); else standard rules, and where the text holds something
@@ -1086,7 +1288,8 @@ ddl_schema ddl_parse(std::string_view sql, const std::string& origin, ddl_dialec
         if (!reading.schema) continue;
         if (!chosen) {
             chosen = &reading;
-        } else if (*reading.schema != *chosen->schema) {
+        } else if (*reading.schema != *chosen->schema &&
+                   !ddl_differ_in_strings_only(*chosen, reading)) {
             const auto line = ddl_divergence_line(*chosen, reading);
             throw parse_error(
                 origin, line,
@@ -1134,6 +1337,7 @@ database_id ddl_build(catalog& cat, const ddl_schema& schema, const ddl_keys& ke
 database_id add_ddl(catalog& cat, std::string_view sql, std::string db_name,
                     std::string_view source, ddl_dialect dialect) {
     const std::string origin(source);
+    detail::check_ddl_text_format(sql, origin);
     sql = check_utf8_text(sql, origin);
     const auto schema = detail::ddl_parse(sql, origin, dialect);
     if (schema.tables.empty())

@@ -59,6 +59,12 @@ inline bool is_one_of(std::string_view word, std::initializer_list<std::string_v
 inline bool ddl_is_blank(char c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
+/// Whether @p text breaks a line at @p pos: `\n`, or a `\r` not followed by `\n` (old Mac
+/// line endings; `\r\n` counts once, at its `\n`).
+inline bool ddl_is_line_break(std::string_view text, std::size_t pos) {
+    return text[pos] == '\n' ||
+           (text[pos] == '\r' && (pos + 1 == text.size() || text[pos + 1] != '\n'));
+}
 inline bool ddl_is_digit(char c) { return c >= '0' && c <= '9'; }
 inline bool ddl_is_word_start(char c) {
     return std::isalpha(static_cast<unsigned char>(c)) || c == '_' ||
@@ -68,7 +74,7 @@ inline bool ddl_is_word_char(char c) { return ddl_is_word_start(c) || ddl_is_dig
 
 /// The start of @p text up to its first line break, shortened for an error message.
 inline std::string ddl_preview(std::string_view text) {
-    text = text.substr(0, text.find('\n'));
+    text = text.substr(0, text.find_first_of("\r\n"));
     return text.size() > 30 ? fmt::format("{}...", text.substr(0, 30)) : std::string(text);
 }
 
@@ -114,7 +120,7 @@ class ddl_lexer {
 
     void advance(std::size_t n = 1) {
         for (; n > 0 && pos_ < text_.size(); --n, ++pos_) {
-            if (text_[pos_] == '\n') {
+            if (ddl_is_line_break(text_, pos_)) {
                 ++line_;
                 line_start_ = true;
             } else if (!ddl_is_blank(text_[pos_])) {
@@ -143,7 +149,7 @@ class ddl_lexer {
     }
 
     void skip_line() {
-        while (pos_ < text_.size() && peek() != '\n') advance();
+        while (pos_ < text_.size() && peek() != '\n' && peek() != '\r') advance();
     }
 
     /// Skips a block comment; with nested_comments, `/*` inside opens a nested one.

@@ -15,6 +15,7 @@
 #include "tabret/catalog.hpp"
 #include "tabret/io/file.hpp"
 #include "tabret/io/json_reader.hpp"
+#include "tabret/io/schema_format.hpp"
 
 namespace tabret {
 
@@ -109,7 +110,9 @@ void add_spider_entry(catalog& cat, const nlohmann::json& j, std::string_view so
 }  // namespace detail
 
 void add_spider_json(catalog& cat, std::string_view text, std::string_view source) {
+    detail::check_not_sqlite(text, source, schema_format::spider);
     const auto doc = detail::parse_json(text, source);
+    detail::check_json_schema_format(doc, source, schema_format::spider);
     if (!doc.is_array())
         throw schema_error(fmt::format("{}: expected a JSON list of databases, found {}", source,
                                        doc.type_name()));

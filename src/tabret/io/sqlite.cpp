@@ -86,9 +86,10 @@ class sqlite_reader {
         return value;
     }
 
-    [[noreturn]] void fail_schema(const std::string& what) const {
-        throw schema_error(fmt::format("{}: {}", path_, what));
-    }
+    /// A schema_error; add_sqlite prefixes every schema_error with the file name.
+    [[noreturn]] static void fail_schema(const std::string& what) { throw schema_error(what); }
+
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
   private:
     /// Opens @p name without blocking (a FIFO cannot hang), checks that it is a regular file
@@ -127,13 +128,102 @@ struct sqlite_fk {
     std::size_t seq;                          // position in a composite key
 };
 
-column_id sqlite_fk_column(const catalog& cat, const sqlite_reader& r, table_id t,
-                           const std::string& name) {
+column_id sqlite_fk_column(const catalog& cat, table_id t, const std::string& name) {
     const auto c = cat.find_column(t, name);
     if (!c)
-        r.fail_schema(fmt::format("table '{}' has no column '{}' named by a foreign key",
-                                  cat.table(t).name, name));
+        sqlite_reader::fail_schema(fmt::format(
+            "table '{}' has no column '{}' named by a foreign key", cat.table(t).name, name));
     return *c;
+}
+
+/// The user tables and views (a view is a table to a text-to-SQL model; SQLite names its
+/// columns) in creation order: not SQLite's own (`sqlite_…`), and not the shadow tables
+/// in which a virtual table (FTS5, R-tree, …) keeps its data: `PRAGMA table_list` says which
+/// those are (SQLite 3.37 and later); before, the shadow-table names of the FTS3/4/5 and R-tree
+/// modules (`<vtab>_content`, `_data`, `_idx`, `_docsize`, `_config`, `_segments`, `_segdir`,
+/// `_stat`, `_node`, `_parent`, `_rowid`) beside a virtual table.
+std::vector<std::string> sqlite_user_tables(const sqlite_reader& r) {
+    static constexpr const char* with_table_list =
+        "SELECT name FROM sqlite_schema WHERE type IN ('table', 'view') AND name NOT LIKE "
+        "'sqlite\\_%' ESCAPE '\\' AND name NOT IN (SELECT name FROM pragma_table_list WHERE "
+        "schema = 'main' AND type = 'shadow') ORDER BY rowid";
+    static constexpr const char* by_name =
+        "SELECT s.name FROM sqlite_schema AS s WHERE s.type IN ('table', 'view') AND s.name "
+        "NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND NOT EXISTS (SELECT 1 FROM sqlite_schema AS v, "
+        "(VALUES ('_content'), ('_data'), ('_idx'), ('_docsize'), ('_config'), ('_segments'), "
+        "('_segdir'), ('_stat'), ('_node'), ('_parent'), ('_rowid')) AS x WHERE v.type = "
+        "'table' AND v.sql LIKE 'CREATE VIRTUAL TABLE%' AND s.name = v.name || x.column1) "
+        "ORDER BY s.rowid";
+    std::vector<std::string> names;
+    r.query(sqlite3_libversion_number() >= 3037000 ? with_table_list : by_name, std::nullopt,
+            [&](sqlite3_stmt* s) { names.push_back(r.text(s, 0)); });
+    return names;
+}
+
+/// Adds database @p db_name with the schema @p r reads to @p cat. @throws schema_error (without
+/// the file name) for what the catalog refuses or a foreign key that resolves to nothing.
+database_id add_sqlite_schema(catalog& cat, const sqlite_reader& r, const std::string& db_name) {
+    const auto db = cat.add_database(db_name);
+    const auto names = sqlite_user_tables(r);
+    std::vector<sqlite_fk> fks;
+    for (const auto& name : names) {
+        const auto t = cat.add_table(db, name);
+        std::vector<std::pair<int, column_id>> pk;
+        // table_xinfo, not table_info: generated columns (hidden 2 and 3) are columns a query
+        // can name; hidden 1 are a virtual table's hidden columns (FTS5's rank), not columns.
+        r.query(
+            "SELECT name, type, pk, \"notnull\", dflt_value FROM pragma_table_xinfo(?1) WHERE "
+            "hidden != 1 ORDER BY cid",
+            name, [&](sqlite3_stmt* s) {
+                const auto c = cat.add_column(t, r.text(s, 0), r.text(s, 1));
+                if (const int k = sqlite3_column_int(s, 2); k > 0) pk.emplace_back(k, c);
+                cat.set_constraints(c, {sqlite3_column_int(s, 3) != 0, false, r.text(s, 4)});
+            });
+        // Single-column UNIQUE constraints and unique indexes (not the primary key's, not
+        // partial, not on an expression).
+        r.query(
+            "SELECT c.name FROM pragma_index_list(?1) AS i, pragma_index_info(i.name) AS c "
+            "WHERE i.\"unique\" AND i.origin != 'pk' AND NOT i.partial AND c.cid >= 0 "
+            "AND (SELECT count(*) FROM pragma_index_info(i.name)) = 1",
+            name, [&](sqlite3_stmt* s) {
+                const auto c = cat.find_column(t, r.text(s, 0));
+                if (!c) return;  // SQLite indexes only the table's own columns
+                auto constraints = cat.column(*c).constraints;
+                constraints.unique = true;
+                cat.set_constraints(*c, std::move(constraints));
+            });
+        std::sort(pk.begin(), pk.end());
+        std::vector<column_id> key;
+        for (const auto& [k, c] : pk) key.push_back(c);
+        if (!key.empty()) cat.set_primary_key(t, std::move(key));
+        r.query(
+            "SELECT seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) "
+            "ORDER BY id DESC, seq",  // SQLite numbers a table's keys last-declared first
+            name, [&](sqlite3_stmt* s) {
+                fks.push_back({t, r.text(s, 2), r.text(s, 1), r.text(s, 3),
+                               static_cast<std::size_t>(sqlite3_column_int(s, 0))});
+            });
+    }
+    for (const auto& fk : fks) {
+        const auto to_table = cat.find_table(db_name, fk.ref_table);
+        if (!to_table)
+            sqlite_reader::fail_schema(
+                fmt::format("foreign key {}.{} references missing table '{}'",
+                            cat.table(fk.from_table).name, fk.from, fk.ref_table));
+        const auto from = sqlite_fk_column(cat, fk.from_table, fk.from);
+        const auto& ref_pk = cat.table(*to_table).primary_key;
+        column_id to = 0;
+        if (!fk.ref_column.empty())
+            to = sqlite_fk_column(cat, *to_table, fk.ref_column);
+        else if (fk.seq < ref_pk.size())
+            to = ref_pk[fk.seq];
+        else
+            sqlite_reader::fail_schema(
+                fmt::format("foreign key {}.{} references table '{}' without a primary key",
+                            cat.table(fk.from_table).name, fk.from, fk.ref_table));
+        cat.add_foreign_key(from, to);
+    }
+    return db;
 }
 
 }  // namespace
@@ -145,69 +235,9 @@ database_id add_sqlite(catalog& cat, const std::filesystem::path& path, std::str
     catalog staged = cat;
     database_id db = 0;
     try {
-        db = staged.add_database(db_name);
-    } catch (const schema_error& err) {
-        r.fail_schema(err.what());
-    }
-    std::vector<std::string> names;
-    r.query(
-        "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' "
-        "ORDER BY rowid",
-        std::nullopt, [&](sqlite3_stmt* s) { names.push_back(r.text(s, 0)); });
-    std::vector<detail::sqlite_fk> fks;
-    for (const auto& name : names) {
-        const auto t = staged.add_table(db, name);
-        std::vector<std::pair<int, column_id>> pk;
-        r.query(
-            "SELECT name, type, pk, \"notnull\", dflt_value FROM pragma_table_info(?1) ORDER BY "
-            "cid",
-            name, [&](sqlite3_stmt* s) {
-                const auto c = staged.add_column(t, r.text(s, 0), r.text(s, 1));
-                if (const int k = sqlite3_column_int(s, 2); k > 0) pk.emplace_back(k, c);
-                staged.set_constraints(c, {sqlite3_column_int(s, 3) != 0, false, r.text(s, 4)});
-            });
-        // Single-column UNIQUE constraints and unique indexes (not the primary key's, not
-        // partial, not on an expression).
-        r.query(
-            "SELECT c.name FROM pragma_index_list(?1) AS i, pragma_index_info(i.name) AS c "
-            "WHERE i.\"unique\" AND i.origin != 'pk' AND NOT i.partial AND c.cid >= 0 "
-            "AND (SELECT count(*) FROM pragma_index_info(i.name)) = 1",
-            name, [&](sqlite3_stmt* s) {
-                const auto c = staged.find_column(t, r.text(s, 0));
-                if (!c) return;  // SQLite indexes only the table's own columns
-                auto constraints = staged.column(*c).constraints;
-                constraints.unique = true;
-                staged.set_constraints(*c, std::move(constraints));
-            });
-        std::sort(pk.begin(), pk.end());
-        std::vector<column_id> key;
-        for (const auto& [k, c] : pk) key.push_back(c);
-        if (!key.empty()) staged.set_primary_key(t, std::move(key));
-        r.query(
-            "SELECT seq, \"table\", \"from\", \"to\" FROM pragma_foreign_key_list(?1) "
-            "ORDER BY id DESC, seq",  // SQLite numbers a table's keys last-declared first
-            name, [&](sqlite3_stmt* s) {
-                fks.push_back({t, r.text(s, 2), r.text(s, 1), r.text(s, 3),
-                               static_cast<std::size_t>(sqlite3_column_int(s, 0))});
-            });
-    }
-    for (const auto& fk : fks) {
-        const auto to_table = staged.find_table(db_name, fk.ref_table);
-        if (!to_table)
-            r.fail_schema(fmt::format("foreign key {}.{} references missing table '{}'",
-                                      staged.table(fk.from_table).name, fk.from, fk.ref_table));
-        const auto from = detail::sqlite_fk_column(staged, r, fk.from_table, fk.from);
-        const auto& ref_pk = staged.table(*to_table).primary_key;
-        column_id to = 0;
-        if (!fk.ref_column.empty())
-            to = detail::sqlite_fk_column(staged, r, *to_table, fk.ref_column);
-        else if (fk.seq < ref_pk.size())
-            to = ref_pk[fk.seq];
-        else
-            r.fail_schema(
-                fmt::format("foreign key {}.{} references table '{}' without a primary key",
-                            staged.table(fk.from_table).name, fk.from, fk.ref_table));
-        staged.add_foreign_key(from, to);
+        db = detail::add_sqlite_schema(staged, r, db_name);
+    } catch (const schema_error& err) {  // the catalog's and the reader's: named here, once
+        throw schema_error(fmt::format("{}: {}", r.path(), err.what()));
     }
     cat = std::move(staged);
     return db;
