@@ -244,7 +244,8 @@ def test_slow_answer_and_timeout(server: LocalLLMServer) -> None:
     assert slow.usage.completion_tokens >= 48
     assert len(story) > 100
     hasty = server.llm(sampling=long, timeout=0.01, max_retries=0)
-    with pytest.raises(LLMError, match="timed out"):
+    # the socket's timeout, or the attempt's deadline (_http: each attempt bounded as a whole)
+    with pytest.raises(LLMError, match="timed out|no whole answer within timeout=0.01 s"):
         hasty([prompt + "Another one.\n"])
 
 
