@@ -245,7 +245,7 @@ def test_slow_answer_and_timeout(server: LocalLLMServer) -> None:
     assert len(story) > 100
     hasty = server.llm(sampling=long, timeout=0.01, max_retries=0)
     # the socket's timeout, or the attempt's deadline (_http: each attempt bounded as a whole)
-    with pytest.raises(LLMError, match="timed out|no whole answer within timeout=0.01 s"):
+    with pytest.raises(LLMError, match=r"timed out|no whole answer within timeout=0\.01 s"):
         hasty([prompt + "Another one.\n"])
 
 
