@@ -64,6 +64,29 @@ void register_io(py::module_& m) {
         "Replaces the regular file @p path (or creates it) with the bytes @p data atomically; a "
         "symbolic link, directory, FIFO, socket or device there is refused with FileError.");
     m.def(
+        "read_file_bytes",
+        [](const path& p) {
+            std::string data;
+            {
+                const py::gil_scoped_release unlocked;
+                data = read_text_file(p);
+            }
+            return py::bytes(data);
+        },
+        py::arg("path"),
+        "The bytes of the regular file @p path, as every loader reads one (io/file.hpp: opened "
+        "without blocking, FIFOs, sockets, devices, directories and files over 4 GiB refused "
+        "with FileError naming the path).");
+    m.def(
+        "check_utf8",
+        [](const py::bytes& data, const std::string& source) {
+            const auto text = std::string_view(data);
+            return std::string(check_utf8_text(text, source));
+        },
+        py::arg("data"), py::arg("source"),
+        "@p data as UTF-8 text without a leading byte order mark (io/text_file.hpp); ParseError "
+        "naming @p source, the line, byte offset and value of the first byte that is not UTF-8.");
+    m.def(
         "check_file_target", [](const path& p) { (void)detail::replaceable_file_mode(p); },
         py::arg("path"), release(),
         "Raises FileError unless write_file_atomic(path, …) may write there (nothing or a "

@@ -47,10 +47,11 @@ inline std::string read_open_regular_file(int fd, const std::string& shown,
     if (S_ISDIR(st.st_mode))
         throw io_error(fmt::format("{}: is a directory, expected a file", shown));
     if (!S_ISREG(st.st_mode))
-        throw io_error(
-            fmt::format("{}: not a regular file (a FIFO, socket or device); tabret "
-                        "reads only regular files",
-                        shown));
+        throw io_error(fmt::format("{}: not a regular file ({}); tabret reads only regular files",
+                                   shown,
+                                   S_ISFIFO(st.st_mode)   ? "a FIFO"
+                                   : S_ISSOCK(st.st_mode) ? "a socket"
+                                                          : "a device"));
     const auto size = static_cast<std::uint64_t>(st.st_size);
     if (size > max_bytes)
         throw io_error(fmt::format("{}: is {} bytes, more than the limit of {} bytes", shown, size,
