@@ -14,11 +14,11 @@ PYBIND11_MODULE(_core, m, pybind11::mod_gil_not_used()) {
     // In dependency order: later families use the classes of earlier ones in their signatures.
     namespace b = tabret::bindings;
     constexpr void (*families[])(pybind11::module_&) = {
-        b::register_errors,         b::register_catalog,       b::register_io,
-        b::register_index,          b::register_retrieval,     b::register_rewriting,
-        b::register_reverse,        b::register_crush,         b::register_adaptive,
-        b::register_join,           b::register_key_discovery, b::register_murre,
-        b::register_native_methods,
+        b::register_errors,    b::register_catalog,        b::register_io,
+        b::register_index,     b::register_values,         b::register_retrieval,
+        b::register_rewriting, b::register_reverse,        b::register_crush,
+        b::register_adaptive,  b::register_join,           b::register_key_discovery,
+        b::register_murre,     b::register_native_methods,
     };
     for (auto* family : families) family(m);
 }

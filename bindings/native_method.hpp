@@ -6,6 +6,7 @@
 // options struct, never repeated.
 
 #include <tabret/index/table_index.hpp>
+#include <tabret/index/value_index.hpp>
 #include <tabret/retrieval/any_retriever.hpp>
 
 #include <algorithm>
@@ -28,7 +29,8 @@ namespace tabret::bindings {
 struct method_inputs {
     std::shared_ptr<const table_index> index;
     callback_embedder embedder;
-    std::optional<any_retriever> first;  ///< The stage before a "select" or "post" method.
+    std::optional<any_retriever> first;         ///< The stage before a "select" or "post" method.
+    std::shared_ptr<const value_index> values;  ///< The index's cell values, when it has them.
 };
 
 /// One option of a method: its name, how to read it (the default is read from `Options{}`)
@@ -55,6 +57,7 @@ struct method_info {
     std::string score;          ///< What a returned table's score is (`tabret query` says it).
     bool columns = false;       ///< Ranks columns too.
     bool column_index = false;  ///< Searches the index's column vectors.
+    std::vector<std::string> needs = {};  ///< What it cannot run without (tabret.methods.Need).
 };
 
 /// A method as Python sees it: what it is, its options with their defaults, how to build it.

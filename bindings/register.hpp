@@ -16,6 +16,7 @@ void register_errors(pybind11::module_& m);
 void register_catalog(pybind11::module_& m);
 void register_io(pybind11::module_& m);
 void register_index(pybind11::module_& m);
+void register_values(pybind11::module_& m);
 void register_retrieval(pybind11::module_& m);
 void register_rewriting(pybind11::module_& m);
 void register_reverse(pybind11::module_& m);

@@ -157,6 +157,7 @@ void register_index(py::module_& m) {
              py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("catalog", &table_index::catalog)
         .def_property_readonly("embedder_name", &table_index::embedder_name)
+        .def_property_readonly("catalog_fingerprint", &table_index::catalog_fingerprint)
         .def_property_readonly("dim", &table_index::dim)
         .def_property_readonly("has_columns", &table_index::has_columns)
         .def_property_readonly(

@@ -185,30 +185,32 @@ void register_saved(py::module_& m) {
         "save_index",
         [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index,
            const std::shared_ptr<const join_graph>& graph,
-           const std::shared_ptr<const question_index>& questions,
-           bool replace) { save_index(path, *index, graph.get(), questions.get(), replace); },
+           const std::shared_ptr<const question_index>& questions, bool replace,
+           const std::shared_ptr<const value_index>& values) {
+            save_index(path, *index, graph.get(), questions.get(), replace, values.get());
+        },
         py::arg("path"), py::arg("index"), py::arg("join_graph") = nullptr,
-        py::arg("questions") = nullptr, py::arg("replace") = false,
+        py::arg("questions") = nullptr, py::arg("replace") = false, py::arg("values") = nullptr,
         py::call_guard<py::gil_scoped_release>(),
-        "Saves an index with its join graph and questions into one directory.");
+        "Saves an index with its join graph, questions and values into one directory.");
     m.def(
         "load_index",
-        [](const std::filesystem::path& path) {
+        [](const std::filesystem::path& path, bool graph, bool questions) {
             auto saved = [&] {
                 py::gil_scoped_release release;
-                return load_index(path);
+                return load_index(path, {graph, questions, true});
             }();
-            std::shared_ptr<join_graph> graph;
-            std::shared_ptr<question_index> questions;
-            if (saved.graph) graph = std::make_shared<join_graph>(std::move(*saved.graph));
-            if (saved.questions)
-                questions = std::make_shared<question_index>(std::move(*saved.questions));
-            return py::make_tuple(std::make_shared<table_index>(std::move(saved.index)), graph,
-                                  questions);
+            std::shared_ptr<join_graph> g;
+            std::shared_ptr<question_index> q;
+            std::shared_ptr<value_index> v;
+            if (saved.graph) g = std::make_shared<join_graph>(std::move(*saved.graph));
+            if (saved.questions) q = std::make_shared<question_index>(std::move(*saved.questions));
+            if (saved.values) v = std::make_shared<value_index>(std::move(*saved.values));
+            return py::make_tuple(std::make_shared<table_index>(std::move(saved.index)), g, q, v);
         },
-        py::arg("path"),
+        py::arg("path"), py::arg("graph") = true, py::arg("questions") = true,
         "Loads an index directory in one consistent read: (index, join graph or None, "
-        "questions or None).");
+        "questions or None, values or None); graph/questions False skip those parts.");
 }
 
 void register_selectors(py::module_& m) {

@@ -35,6 +35,7 @@ void register_native_methods(py::module_& m) {
         .def_property_readonly("columns", [](const native_method& nm) { return nm.info.columns; })
         .def_property_readonly("column_index",
                                [](const native_method& nm) { return nm.info.column_index; })
+        .def_property_readonly("needs", [](const native_method& nm) { return nm.info.needs; })
         .def(
             "defaults", [](const native_method& nm) { return nm.defaults(); },
             "The options with their defaults (from the C++ options struct).")
@@ -42,13 +43,14 @@ void register_native_methods(py::module_& m) {
             "build",
             [](const native_method& nm, std::shared_ptr<const table_index> index,
                const py::object& embed, const std::string& embedder_name, const py::object& first,
-               const py::dict& options) {
-                method_inputs in{std::move(index), to_embedder(embed, embedder_name), std::nullopt};
+               const py::dict& options, std::shared_ptr<const value_index> values) {
+                method_inputs in{std::move(index), to_embedder(embed, embedder_name), std::nullopt,
+                                 std::move(values)};
                 if (!first.is_none()) in.first = stage_of(first);
                 return std::make_shared<any_retriever>(nm.build(in, options));
             },
             py::arg("index"), py::arg("embed"), py::arg("embedder_name"), py::arg("first"),
-            py::arg("options"));
+            py::arg("options"), py::arg("values") = nullptr);
 
     m.def(
         "native_methods", [] { return native_methods(); },

@@ -49,6 +49,9 @@ void register_rewriting_cache(py::module_& m) {
         .def("__len__", &response_cache::size, py::call_guard<py::gil_scoped_release>())
         .def_property_readonly("truncated_lines", &response_cache::truncated_lines)
         .def_property_readonly("path", &response_cache::file)
+        .def_property_readonly("read_only", &response_cache::read_only,
+                               "True for an existing cache this process cannot write (a "
+                               "read-only file, directory or filesystem): it is only read.")
         .def("__repr__", [](const response_cache& c) {
             return fmt::format(
                 "ResponseCache({}{} entries)",

@@ -1,7 +1,7 @@
 #pragma once
 /// @file saved_index.hpp
-/// @brief A table index saved or loaded together with its join graph and generated questions:
-/// one directory, one manifest, one consistent read (io/artifact.hpp).
+/// @brief A table index saved or loaded together with its join graph, generated questions
+/// and cell values: one directory, one manifest, one consistent read (io/artifact.hpp).
 
 #include <filesystem>
 #include <map>
@@ -13,21 +13,24 @@
 #include "tabret/error.hpp"
 #include "tabret/index/question_index.hpp"
 #include "tabret/index/table_index.hpp"
+#include "tabret/index/value_index.hpp"
 #include "tabret/io/artifact.hpp"
 #include "tabret/join/join_graph.hpp"
 
 namespace tabret {
 
 /**
- * @brief Saves @p index with (when given) @p graph and @p questions into directory @p dir in
+ * @brief Saves @p index with (when given) @p graph, @p questions and @p values into directory
+ * @p dir in
  * one step. Parts already there and not given are kept when they fit the index (same catalog
  * and embedder); ones that do not are refused unless @p replace.
- * @throws error when @p graph or @p questions were made for another catalog or embedder;
+ * @throws error when @p graph, @p questions or @p values were made for another catalog or
+ * embedder;
  * io_error as table_index::save.
  */
 inline void save_index(const std::filesystem::path& dir, const table_index& index,
                        const join_graph* graph = nullptr, const question_index* questions = nullptr,
-                       bool replace = false) {
+                       bool replace = false, const value_index* values = nullptr) {
     const auto& fp = index.catalog_fingerprint();
     std::map<std::string, detail::artifact_part> parts{{"index", index.to_part()}};
     if (graph) {
@@ -39,6 +42,11 @@ inline void save_index(const std::filesystem::path& dir, const table_index& inde
         questions->check_matches(index);
         parts.emplace("questions", questions->to_part());
     }
+    if (values) {
+        if (values->catalog_fingerprint() != fp)
+            throw error("the values were read for another catalog than the index's");
+        parts.emplace("values", values->to_part());
+    }
     detail::save_artifact(dir, fp, std::move(parts), replace);
 }
 
@@ -47,6 +55,12 @@ struct saved_index {
     table_index index;
     std::optional<join_graph> graph;
     std::optional<question_index> questions;
+    std::optional<value_index> values;
+};
+
+/// Which parts besides the index load_index() reads (all by default).
+struct load_parts {
+    bool graph = true, questions = true, values = true;
 };
 
 /**
@@ -54,11 +68,14 @@ struct saved_index {
  * together even while another process saves to the same directory.
  * @throws as table_index::load, join_graph::load and question_index::load.
  */
-inline saved_index load_index(const std::filesystem::path& dir) {
+inline saved_index load_index(const std::filesystem::path& dir, load_parts parts = {}) {
     const auto saved = detail::artifact::read(dir);
-    saved_index out{table_index::load(saved), std::nullopt, std::nullopt};
-    if (saved.has("join_graph")) out.graph.emplace(join_graph::load(saved, out.index.catalog()));
-    if (saved.has("questions")) out.questions.emplace(question_index::load(saved, out.index));
+    saved_index out{table_index::load(saved), std::nullopt, std::nullopt, std::nullopt};
+    const auto& cat = out.index.catalog();
+    if (parts.graph && saved.has("join_graph")) out.graph.emplace(join_graph::load(saved, cat));
+    if (parts.questions && saved.has("questions"))
+        out.questions.emplace(question_index::load(saved, out.index));
+    if (parts.values && saved.has("values")) out.values.emplace(value_index::load(saved, cat));
     return out;
 }
 

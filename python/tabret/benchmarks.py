@@ -33,6 +33,7 @@ Gold columns (``BenchmarkQuestion.gold_columns``, for column-level metrics):
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -743,3 +744,77 @@ def load_benchmark(name: str, root: Path | None = None) -> Benchmark:
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark '{name}' (choose from {', '.join(BENCHMARKS)})")
     return BENCHMARKS[name](root)
+
+
+#: ``SET …;`` lines of the spider-db dumps (PostgreSQL session settings, not data).
+_DUMP_SETTINGS = re.compile(r"(?m)^\s*SET [^\n]*;\s*$")
+
+
+def spider_db_sqlite(db: str, out_dir: Path, root: Path | None = None) -> Path | None:
+    """The SQLite file ``<out_dir>/<db>.sqlite`` made from ``spider-db/<db>/``'s PostgreSQL
+    dumps (``psql_schema.sql``, then ``clean_dump.sql`` without its ``SET`` lines, CHECK
+    constraints not enforced), or ``None`` when spider-db has no such database. Made once:
+    written beside and renamed into place, so a file there is always complete; a dump SQLite
+    cannot read raises :class:`tabret.FileError` naming it."""
+    import sqlite3
+
+    src = (root or data_dir()) / "spider-db" / db
+    if not (src / "psql_schema.sql").is_file():
+        return None
+    out = out_dir / f"{db}.sqlite"
+    if out.is_file():
+        return out
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tmp = out_dir / f".{db}.sqlite.{os.getpid()}.tmp"
+    try:
+        con = sqlite3.connect(tmp)
+        try:
+            # a file made whole and renamed into place: no journal, no sync per statement
+            con.executescript(
+                "PRAGMA ignore_check_constraints = ON; PRAGMA journal_mode = OFF; "
+                "PRAGMA synchronous = OFF"
+            )
+            for name, wrap in (("psql_schema.sql", False), ("clean_dump.sql", True)):
+                script = _DUMP_SETTINGS.sub(
+                    "", _text.decode(_text.read_bytes(src / name), src / name)
+                )
+                try:  # the rows in one transaction; a schema file may hold its own
+                    con.executescript(f"BEGIN;\n{script}\nCOMMIT;" if wrap else script)
+                except sqlite3.Error as err:
+                    raise _core.FileError(f"{src / name}: SQLite cannot read it: {err}") from err
+            con.commit()
+        finally:
+            con.close()
+        os.replace(tmp, out)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return out
+
+
+def spider_values(
+    catalog: _core.Catalog,
+    cache_dir: Path,
+    root: Path | None = None,
+    progress: bool = True,
+) -> tuple[_core.ValueIndex, dict[str, str]]:
+    """The cell values of every database of ``catalog`` (a Spider catalog) that
+    ``spider-db/`` holds, read from SQLite files made under ``cache_dir``
+    (:func:`spider_db_sqlite`), and what is missing: the databases left without values, and
+    the tables and columns a dump lacks, with the reason."""
+    values = _core.ValueIndex(catalog)
+    missing: dict[str, str] = {}
+    from tqdm import tqdm
+
+    for d in tqdm(catalog.databases, desc="values", unit="database", disable=not progress):
+        try:
+            path = spider_db_sqlite(d.name, cache_dir, root)
+        except _core.FileError as err:
+            missing[d.name] = str(err)
+            continue
+        if path is None:
+            missing[d.name] = "not in spider-db"
+            continue
+        lacks = values.add_sqlite(catalog, d.name, path)["missing"]
+        if lacks:
+            missing[d.name] = f"{len(lacks)} tables or columns not in the dump: {', '.join(lacks)}"
+    return values, missing

@@ -17,6 +17,10 @@ from ``"a\\x00"``; such a directory is refused with :class:`tabret.FileError` na
 (move or delete the old shards; they are never modified). So is a file at
 ``embeddings.sqlite`` that is not such a database, or a damaged one (also a stored vector
 that fails its checksum).
+
+A cache this process cannot write (the database or its directory is read-only, or lies on a
+read-only filesystem) is opened read-only (``read_only``): vectors are read from it, new ones
+are computed and not stored, with a warning when it is opened.
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import os
 import sqlite3
 import threading
 import time
+import urllib.parse
+import warnings
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,6 +89,20 @@ def _set_wal(db: sqlite3.Connection) -> None:
             time.sleep(0.05)
 
 
+def _writable(path: Path) -> bool:
+    """Whether this process may write ``path`` and make its -wal, -shm and journal beside it
+    (false on a read-only filesystem, as root too)."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+def _read_only_uri(path: Path) -> str:
+    """A read-only SQLite URI for ``path``: ``immutable=1`` on a read-only filesystem, where
+    nobody can change the file (no locks, no -shm needed), ``mode=ro`` elsewhere."""
+    immutable = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
+    quoted = urllib.parse.quote(str(path.resolve()))
+    return f"file:{quoted}?{'immutable=1' if immutable else 'mode=ro'}"
+
+
 class DiskCachedEmbedder:
     """Wraps ``inner`` (same ``name``): texts already seen come from ``directory``, the others
     go to ``inner`` in one batch and are committed to ``<directory>/embeddings.sqlite`` in one
@@ -95,8 +115,10 @@ class DiskCachedEmbedder:
     ) -> None:
         self._embed, self._name = resolve_embedder(inner)
         self._dir = Path(directory)
-        self._dir.mkdir(parents=True, exist_ok=True)
         self._path = self._dir / DATABASE_NAME
+        self._read_only = self._path.is_file() and not _writable(self._path)
+        if not self._read_only:
+            self._dir.mkdir(parents=True, exist_ok=True)
         old = next(iter(sorted(self._dir.glob("*/shard-*.npz"))), None)
         if old is not None:
             raise FileError(
@@ -107,6 +129,12 @@ class DiskCachedEmbedder:
         self._lock = threading.Lock()
         self._db = self._open()
         self.misses = 0
+        if self._read_only:
+            warnings.warn(
+                f"{self._path}: the embedding cache is read-only: cached vectors are used, "
+                "new vectors are not stored",
+                stacklevel=2,
+            )
 
     def _fail(self, what: str, err: Exception) -> FileError:
         return FileError(f"{self._path}: embedding cache: {what}: {err}")
@@ -124,8 +152,13 @@ class DiskCachedEmbedder:
                     "the file was left untouched"
                 )
         try:
+            target, uri = (_read_only_uri(path), True) if self._read_only else (str(path), False)
             db = sqlite3.connect(
-                str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+                target,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+                uri=uri,
             )
         except sqlite3.Error as err:
             raise self._fail("cannot open", err) from err
@@ -148,7 +181,13 @@ class DiskCachedEmbedder:
                     f"{path}: a SQLite database that is not a tabret embedding cache "
                     f"(application_id {app}); the file was left untouched"
                 )
-            _set_wal(db)
+            if self._read_only and app == 0:
+                raise FileError(
+                    f"{path}: embedding cache: an empty file that cannot be written (it or its "
+                    "directory is read-only), so no cache can be made in it"
+                )
+            if not self._read_only:
+                _set_wal(db)
             if app == 0:
                 db.execute("BEGIN IMMEDIATE")
                 try:
@@ -202,6 +241,11 @@ class DiskCachedEmbedder:
     def path(self) -> Path:
         """The SQLite database file."""
         return self._path
+
+    @property
+    def read_only(self) -> bool:
+        """True for an existing cache this process cannot write: it is only read."""
+        return self._read_only
 
     def close(self) -> None:
         """Closes the database (also done when the object is collected)."""
@@ -280,7 +324,8 @@ class DiskCachedEmbedder:
             vectors = np.asarray(fn(missing), dtype=np.float32)
             if vectors.ndim != 2 or vectors.shape[0] != len(missing):
                 return vectors  # let tabret report the wrong shape
-            self._store(missing, vectors)
+            if not self._read_only:
+                self._store(missing, vectors)
             have.update(zip(missing, vectors, strict=True))
             self.misses += len(missing)
         if not texts:

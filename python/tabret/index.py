@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -62,13 +63,20 @@ class TableIndex:
     ``TableIndex.load(dir, embedder)``. Immutable and safe to share between threads.
     """
 
-    def __init__(self, core: _core.TableIndex, embedder: EmbedderLike = None) -> None:
+    def __init__(
+        self,
+        core: _core.TableIndex,
+        embedder: EmbedderLike = None,
+        values: _core.ValueIndex | None = None,
+    ) -> None:
         """``core`` with ``embedder``; ``None``: the embedder ``core`` was saved with
-        (:func:`tabret.embedders.saved_embedder`)."""
+        (:func:`tabret.embedders.saved_embedder`). ``values``: the cell values of its catalog
+        (:mod:`tabret.values`), for the ``values`` stage."""
         self._core = core
         self._embed = query_embedder(core.embedder_name, embedder)
         _check_probes(core, self._embed)
         self.catalog = Catalog(core.catalog)
+        self.values = _checked_values(core, values)
 
     @classmethod
     def build(
@@ -87,9 +95,11 @@ class TableIndex:
         pca_shortlist: int | None = None,
         pca_rescore: int | None = None,
         batch_size: int = 512,
+        values: _core.ValueIndex | None = None,
         progress: Progress = True,
     ) -> TableIndex:
-        """Embeds every table (and column) of ``catalog``. ``embedder`` defaults to
+        """Embeds every table (and column) of ``catalog`` and keeps ``values``, the catalog's
+        cell values (:func:`tabret.values.read_values`), when given. ``embedder`` defaults to
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
         a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
@@ -137,14 +147,23 @@ class TableIndex:
         )
         index = cls.__new__(cls)
         index._core, index._embed, index.catalog = core, embed, Catalog(core.catalog)
+        index.values = _checked_values(core, values)
+        return index
+
+    def with_values(self, values: _core.ValueIndex | None) -> TableIndex:
+        """This index (sharing its vectors) with ``values`` as its cell values (``None``:
+        without). :class:`tabret.Error` when they were read for another catalog."""
+        index = copy.copy(self)
+        index.values = _checked_values(self._core, values)
         return index
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], embedder: EmbedderLike = None) -> TableIndex:
         """Loads a saved index; ``embedder`` must be the one it was built with (default: the one
         its saved name says: the hashing embedder with its parameters, or that
-        sentence-transformers model)."""
-        return cls(_core.TableIndex.load(path), embedder)
+        sentence-transformers model). The cell values saved with it come too."""
+        core, _, _, values = _core.load_index(path, graph=False, questions=False)
+        return cls(core, embedder, values)
 
     def save(
         self,
@@ -154,13 +173,13 @@ class TableIndex:
         questions: GeneratedQuestions | None = None,
         replace: bool = False,
     ) -> None:
-        """Writes the index (with ``join_graph`` and ``questions`` when given) into one versioned,
-        checksummed directory; an interrupted save keeps the old one.
+        """Writes the index (with its :attr:`values`, and ``join_graph`` and ``questions`` when
+        given) into one versioned, checksummed directory; an interrupted save keeps the old one.
 
         ``path`` must be missing, empty, or a directory tabret saved: anything else (a directory
         holding files tabret did not write, a file, a symbolic link) raises
-        :class:`tabret.FileError` and is left untouched. A join graph or questions already
-        saved there for the same catalog and embedder are kept; ones made for another raise
+        :class:`tabret.FileError` and is left untouched. A join graph, questions or values
+        already saved there for the same catalog and embedder are kept; ones made for another raise
         :class:`tabret.FileError` unless ``replace=True``, which discards them."""
         _core.save_index(
             path,
@@ -168,6 +187,7 @@ class TableIndex:
             join_graph.core if join_graph is not None else None,
             questions.core if questions is not None else None,
             replace,
+            self.values,
         )
 
     @property
@@ -257,6 +277,14 @@ def check_embedder_reproduces(
         )
 
 
+def _checked_values(
+    core: _core.TableIndex, values: _core.ValueIndex | None
+) -> _core.ValueIndex | None:
+    if values is not None and values.catalog_fingerprint != core.catalog_fingerprint:
+        raise _core.Error("the values were read for another catalog than the index's")
+    return values
+
+
 def load_saved(
     path: str | os.PathLike[str], embedder: EmbedderLike = None
 ) -> tuple[TableIndex, JoinGraph | None, GeneratedQuestions | None]:
@@ -266,8 +294,8 @@ def load_saved(
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
 
-    core, graph, questions = _core.load_index(path)
-    index = TableIndex(core, embedder)
+    core, graph, questions, values = _core.load_index(path)
+    index = TableIndex(core, embedder, values)
     return (
         index,
         JoinGraph(graph, index) if graph is not None else None,

@@ -15,6 +15,7 @@ import os
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -555,8 +556,10 @@ class CachedLLM(_NativeLLMWrapper):
     cached prompts cost nothing, the misses of a batch go to ``llm`` in one deduplicated batch
     and are stored (committed to the cache's SQLite file, if any, in one transaction) once the
     whole answer has passed :func:`check_completions`: a failed or malformed answer is never
-    stored, so the next call asks again. Runs in C++; a Python ``llm`` is called with the GIL
-    once per batch."""
+    stored, so the next call asks again. A cache that cannot be written (a read-only file,
+    directory or filesystem: ``cache.read_only``) is only read: misses are asked and not
+    stored, with a warning when the CachedLLM is made. Runs in C++; a Python ``llm`` is called
+    with the GIL once per batch."""
 
     def __init__(
         self,
@@ -568,6 +571,12 @@ class CachedLLM(_NativeLLMWrapper):
             cache = ResponseCache()
         elif not isinstance(cache, ResponseCache):
             cache = ResponseCache(cache)
+        if cache.read_only:
+            warnings.warn(
+                f"{cache.path}: the response cache is read-only: cached answers are used, "
+                "new answers are not stored",
+                stacklevel=2,
+            )
         self._model = model or _name_of(llm)
         self._cache = cache
         self._native = _core.cached_llm(_checked_llm(llm, self._model), self._model, cache)

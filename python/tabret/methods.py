@@ -76,7 +76,7 @@ __all__ = [
 #: Where a method sits in a pipeline (see the module docstring).
 StageKind = Literal["first", "select", "post"]
 #: What a method may need besides the index.
-Need = Literal["llm", "join-graph", "questions", "decomposition"]
+Need = Literal["llm", "join-graph", "questions", "decomposition", "values"]
 #: Builds the rewriter a method uses; ``output`` is what a removal rewriter writes (MURRE),
 #: others ignore it.
 RewriterFactory = Callable[[RemovalOutput], QueryRewriter]
@@ -540,6 +540,7 @@ class NativeMethodRetriever(_NativeRetriever):
             index.embedder_name,
             None if first is None else first._stage(),
             asdict(cast(Any, options)),
+            index.values,
         )
 
 
@@ -567,6 +568,7 @@ def _native(method: _core.NativeMethod) -> Method[Any]:
         options,
         build,
         columns=method.columns,
+        needs=frozenset(cast(Need, n) for n in method.needs),
         takes_first=takes_first,
         column_index=method.column_index,
         score=method.score or Method.score,

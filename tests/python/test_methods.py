@@ -116,8 +116,10 @@ def test_every_method_builds_offline() -> None:
     from tabret.join import JoinGraph
     from tabret.llms import CallableLLM
     from tabret.reverse import GeneratedQuestions
+    from tabret.values import ValueIndex
 
     index = TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False)
+    index = index.with_values(ValueIndex(index.catalog))
     inputs = Inputs(
         llm=CallableLLM(lambda prompts: [""] * len(prompts), "empty"),
         graph=JoinGraph.build(index),

@@ -30,6 +30,7 @@ PIPELINES = [
     "column-max > greedy-join",
     "column-max + reverse > greedy-join",
     "column-max + bm25 > route",
+    "hybrid + values > greedy-join",
 ]
 # crush evaluates itself from one selection at the largest budget (test_crush.py's
 # test_per_budget_evaluation_equals_one_run_per_budget); SpiderUnion has no recorded probes.
@@ -79,6 +80,7 @@ def _eval(data_dir: Path, out: Path, ks: list[str]) -> dict[str, dict[str, Any]]
     argv = ["eval", "--benchmark", "spider-union", "--data-dir", str(data_dir)]
     argv += ["--first", str(QUESTIONS), "--embedder", "hashing", "--quiet", "--output", str(out)]
     argv += ["--method", *METHODS_RUN, "--pipeline", *PIPELINES, "--k", *ks]
+    argv += ["--values", "--values-cache", str(out.parent / "spider-db")]  # for `values`
     assert main(argv) == 0
     return {row["method"]: row for row in json.loads(out.read_text())}
 

@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -333,3 +334,78 @@ def test_a_long_batched_retrieve_stops_on_ctrl_c(kind: str, tables: int) -> None
     KeyboardInterrupt before the batch is done (before the fix: only when the whole batch was
     done). The 120 s bound only catches a hang; an ignored signal shows as "finished"."""
     assert_stops_on_sigint(_LONG_RETRIEVE, kind, str(tables), what="the retrieve")
+
+
+@pytest.fixture
+def read_only_view(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """(writable, read-only): a directory and a read-only view of it, a read-only bind mount
+    (as root with mount rights: a read-only filesystem, which root cannot write either), else
+    the same directory made unwritable by its mode (as another user)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    view = tmp_path / "view"
+    view.mkdir()
+    if os.geteuid() == 0:
+        bound = subprocess.run(["mount", "--bind", str(src), str(view)], capture_output=True)
+        if bound.returncode != 0:
+            pytest.skip(f"a read-only filesystem needs mount rights: {bound.stderr!r}")
+        try:
+            subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], check=True)
+            yield src, view
+        finally:
+            subprocess.run(["umount", str(view)], check=True)
+    else:
+        view.rmdir()
+        view.symlink_to(src)
+        yield src, view
+        for p in src.iterdir():
+            p.chmod(0o644)
+        src.chmod(0o755)
+
+
+def _seal(src: Path) -> None:
+    """Without a mount, what the fixture's second case needs: nothing under src writable."""
+    if os.geteuid() != 0:
+        for p in src.iterdir():
+            p.chmod(0o444)
+        src.chmod(0o555)
+
+
+def test_a_response_cache_that_cannot_be_written_is_read(
+    read_only_view: tuple[Path, Path],
+) -> None:
+    src, view = read_only_view
+    ResponseCache(src / "c.sqlite").put("m", "p", "answer")
+    gc.collect()
+    _seal(src)
+    before = sorted(p.name for p in src.iterdir())
+    cache = ResponseCache(view / "c.sqlite")
+    assert cache.read_only
+    assert cache.find("m", "p") == "answer"
+    assert len(cache) == 1
+    with pytest.raises(tabret.FileError, match=r"read-only.*nothing was stored"):
+        cache.put("m", "q", "x")
+    with pytest.warns(UserWarning, match="read-only"):
+        llm = tabret.llms.CachedLLM(lambda ps: [f"new {p}" for p in ps], cache, model="m")
+    assert llm(["p", "q"]) == ["answer", "new q"]
+    assert cache.find("m", "q") is None
+    del cache, llm
+    gc.collect()
+    assert sorted(p.name for p in src.iterdir()) == before
+
+
+def test_an_embedding_cache_that_cannot_be_written_is_read(
+    read_only_view: tuple[Path, Path],
+) -> None:
+    src, view = read_only_view
+    with DiskCachedEmbedder(HASHING, src) as warm:
+        first = warm.embed(["singer name", "concert year"])
+    _seal(src)
+    with pytest.warns(UserWarning, match="read-only"):
+        cold = DiskCachedEmbedder(HASHING, view)
+    assert cold.read_only
+    again = cold.embed(["singer name", "a new text"])
+    np.testing.assert_array_equal(again[0], first[0])
+    assert cold.misses == 1
+    assert len(cold) == 2  # the new vector was computed, not stored
+    cold.close()

@@ -69,6 +69,7 @@ inline std::string part_title(std::string_view part) {
     if (part == "index") return "table index";
     if (part == "join_graph") return "join graph";
     if (part == "questions") return "generated questions";
+    if (part == "values") return "value index";
     return std::string(part);
 }
 

@@ -2,10 +2,16 @@
 /// @file io/sqlite.hpp
 /// @brief Catalog from a SQLite database file, through the sqlite3 C API.
 
+#include <chrono>
+#include <cstddef>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "tabret/catalog.hpp"
+#include "tabret/index/value_index.hpp"
+#include "tabret/progress.hpp"
 
 namespace tabret {
 
@@ -21,5 +27,27 @@ database_id add_sqlite(catalog& cat, const std::filesystem::path& path, std::str
 
 /** @brief Loads one SQLite file into a new catalog. @throws as add_sqlite. */
 catalog load_sqlite(const std::filesystem::path& path, std::string db_name = {});
+
+/// What add_sqlite_values read.
+struct value_read_report {
+    std::size_t columns = 0;           ///< Columns read.
+    std::size_t values = 0;            ///< Values kept.
+    bool complete = true;              ///< False when the time budget ran out first.
+    std::vector<std::string> missing;  ///< Tables (and `table.column`s) not in the file.
+};
+
+/**
+ * @brief Reads into @p values the distinct text values (SQLite `typeof` text, valid UTF-8,
+ * within the index's bounds) of every column of database @p db of @p cat from the SQLite file
+ * @p path (opened read-only), table by table, reporting progress (stage "values", tables
+ * done); stops, incomplete, when @p time_budget runs out. Tables and columns are found by
+ * @p cat's names (case-insensitively); those the file lacks are skipped and listed in
+ * `missing` (none when @p cat was read from the same file).
+ * @throws io_error for a file that cannot be read; whatever check_interrupt() throws (Ctrl-C).
+ */
+value_read_report add_sqlite_values(value_index& values, const catalog& cat, database_id db,
+                                    const std::filesystem::path& path,
+                                    std::optional<std::chrono::milliseconds> time_budget = {},
+                                    const progress_fn& progress = {});
 
 }  // namespace tabret

@@ -4,6 +4,8 @@
 /// so that reruns are free and deterministic.
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <array>
 #include <chrono>
@@ -73,6 +75,9 @@ inline std::string cache_line(std::string_view model, std::string_view prompt,
  * earlier versions can be copied into a cache with import_jsonl(). An empty (0-byte) file is taken
  * as a new database.
  *
+ * An existing cache this process cannot write (a read-only file or directory, a read-only
+ * filesystem) is opened read-only (read_only()): it is read, never written.
+ *
  * Thread-safe: every member locks one mutex around the connection.
  */
 class response_cache {
@@ -90,7 +95,7 @@ class response_cache {
      * response cache (see the class comment); the file is then left untouched.
      */
     explicit response_cache(std::filesystem::path file) : file_(std::move(file)) {
-        check_existing(*file_);
+        read_only_ = check_existing(*file_) && !writable(*file_);
         open(file_->string(), false);
     }
 
@@ -141,6 +146,7 @@ class response_cache {
             throw error(fmt::format("response_cache: {} prompts but {} completions", prompts.size(),
                                     completions.size()));
         if (prompts.empty()) return;
+        check_writable();
         std::lock_guard lock(mutex_);
         transaction tx(*this);
         auto* s = insert_.get();
@@ -169,6 +175,7 @@ class response_cache {
      * other line that is not such an object (then nothing is imported).
      */
     std::size_t import_jsonl(const std::filesystem::path& jsonl) {
+        check_writable();
         const auto text = read_text_file(jsonl);
         std::vector<std::array<std::string, 3>> rows;
         std::size_t pos = 0, line_no = 0, truncated = 0;
@@ -225,6 +232,15 @@ class response_cache {
         std::lock_guard lock(mutex_);
         return truncated_lines_;
     }
+
+    /**
+     * @brief True when the backing file exists but cannot be written by this process (the file,
+     * or the directory that must hold its `-wal` and `-shm`, is not writable, or lies on a
+     * read-only filesystem). Such a cache is opened read-only: find() answers from it; put(),
+     * put_many() and import_jsonl() throw io_error; cached_llm() asks the LLM for misses and
+     * does not store the answers.
+     */
+    [[nodiscard]] bool read_only() const noexcept { return read_only_; }
 
     /** @brief The backing file, if any. */
     [[nodiscard]] const std::optional<std::filesystem::path>& file() const noexcept {
@@ -310,25 +326,60 @@ class response_cache {
         return p ? std::string(p, n) : std::string{};
     }
 
-    /// Refuses, before SQLite touches it, anything at @p path that is not a SQLite file.
-    static void check_existing(const std::filesystem::path& path) {
+    void check_writable() const {
+        if (read_only_)
+            throw io_error(fmt::format(
+                "{}: response cache: opened read-only (the file or its directory cannot be "
+                "written); nothing was stored",
+                label()));
+    }
+
+    /// Whether this process may write @p file and create its `-wal`, `-shm` and journal
+    /// beside it (false on a read-only filesystem, as root too).
+    static bool writable(const std::filesystem::path& file) {
+        const auto dir = file.has_parent_path() ? file.parent_path() : std::filesystem::path(".");
+        return ::access(file.c_str(), W_OK) == 0 && ::access(dir.c_str(), W_OK) == 0;
+    }
+
+    /// On a read-only filesystem nobody can change the file, so SQLite may read it without
+    /// locks or a `-shm` file (`immutable=1`); elsewhere another process may be writing it.
+    static bool on_read_only_filesystem(const std::filesystem::path& file) {
+        struct statvfs st {};
+        return ::statvfs(file.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY) != 0;
+    }
+
+    /// A `file:` URI naming @p path (SQLite's URI syntax: '%', '?' and '#' escaped).
+    static std::string file_uri(const std::string& path) {
+        std::string out = "file:";
+        for (const char c : path) {
+            if (c == '%' || c == '?' || c == '#')
+                out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
+            else
+                out += c;
+        }
+        return out;
+    }
+
+    /// Refuses, before SQLite touches it, anything at @p path that is not a SQLite file;
+    /// returns whether a file exists there.
+    static bool check_existing(const std::filesystem::path& path) {
         std::error_code ec;
         const auto st = std::filesystem::status(path, ec);
-        if (!std::filesystem::exists(st)) return;
+        if (!std::filesystem::exists(st)) return false;
         if (!std::filesystem::is_regular_file(st))
             throw io_error(
                 fmt::format("{}: not a regular file (a response cache is a SQLite "
                             "database file)",
                             path.string()));
         const auto size = std::filesystem::file_size(path, ec);
-        if (ec || size == 0) return;
+        if (ec || size == 0) return true;
         std::array<char, 16> header{};
         std::ifstream in(path, std::ios::binary);
         if (!in) throw io_error(fmt::format("{}: cannot open for reading", path.string()));
         in.read(header.data(), header.size());
         const auto got = static_cast<std::size_t>(in.gcount());
         if (got == header.size() && std::memcmp(header.data(), "SQLite format 3\0", 16) == 0)
-            return;
+            return true;
         const std::string_view head(header.data(), got);
         const auto first = head.find_first_not_of(" \t\r\n");
         if (first != std::string_view::npos && head[first] == '{')
@@ -344,11 +395,14 @@ class response_cache {
 
     void open(const std::string& name, bool memory) {
         sqlite3* raw = nullptr;
-        const int rc = sqlite3_open_v2(
-            name.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-            nullptr);
+        const bool immutable = read_only_ && on_read_only_filesystem(name);
+        const auto target =
+            read_only_ ? file_uri(name) + (immutable ? "?immutable=1" : "?mode=ro") : name;
+        const int flags = read_only_ ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI
+                                     : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
+        const int rc = sqlite3_open_v2(target.c_str(), &raw, flags | SQLITE_OPEN_NOMUTEX, nullptr);
         db_.reset(raw);
-        if (rc != SQLITE_OK) fail("cannot open");
+        if (rc != SQLITE_OK) fail(read_only_ ? "cannot open read-only" : "cannot open");
         sqlite3_extended_result_codes(db_.get(), 1);
         sqlite3_busy_timeout(db_.get(), busy_timeout_ms);
         // Read the header first: a damaged or foreign file fails here, before any write.
@@ -366,7 +420,12 @@ class response_cache {
                             label(), app));
         }
         if (!memory && app == application_id) quick_check();
-        if (!memory) set_wal();
+        if (read_only_ && app == 0)
+            throw io_error(fmt::format(
+                "{}: response cache: an empty file that cannot be written (the file or its "
+                "directory is read-only), so no cache can be made in it",
+                label()));
+        if (!memory && !read_only_) set_wal();
         if (app == 0) initialise();
         find_ =
             prepare("SELECT completion, checksum FROM responses WHERE model = ?1 AND prompt = ?2");
@@ -472,12 +531,15 @@ class response_cache {
     std::unique_ptr<sqlite3, db_closer> db_;
     stmt_ptr find_, insert_, count_;
     std::size_t truncated_lines_ = 0;
+    bool read_only_ = false;
 };
 
 /**
  * @brief Wraps @p llm with @p cache under the name @p model: each call answers cache hits from
  * the cache and sends the misses, deduplicated, in one batch (no call when all hit), then stores
  * the new answers.
+ *
+ * A read_only() cache is only read: misses are asked and answered, not stored.
  *
  * The returned callback refers to @p cache, which must outlive it. It is as thread-safe as
  * @p llm; two threads missing the same prompt at once may both ask for it.
@@ -499,7 +561,7 @@ inline llm_fn cached_llm(llm_fn llm, std::string model, response_cache& cache) {
         }
         if (misses.empty()) return out;
         const auto answers = call_llm(llm, misses, model);
-        cache.put_many(model, misses, answers);
+        if (!cache.read_only()) cache.put_many(model, misses, answers);
         for (std::size_t k = 0; k < misses.size(); ++k)
             for (auto i : waiting.at(misses[k])) out[i] = answers[k];
         return out;

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
 import sys
 import time
 from dataclasses import dataclass, replace
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from tabret.reverse import GeneratedQuestions
     from tabret.rewriting import LLMLike
     from tabret.tokens import TokenCounter
+    from tabret.values import ValueIndex
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class EvalOptions:
     keys: Keys
     knowledge: bool
     documents: bool
+    values: bool
+    values_cache: str | None
     data_dir: Path | None
     recorded_only: bool
     first: int | None
@@ -175,6 +179,22 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "descriptions; rows are named <benchmark>+documents",
     )
     p.add_argument(
+        "--values",
+        action="store_true",
+        help="give the index the cell values of the benchmark's databases, for the values "
+        "stage (tabret.values): Spider benchmarks (and --questions over a spider --catalog) "
+        "from spider-db/'s dumps (SQLite files made once under --values-cache), BIRD from "
+        "JAR's sample values (the only BIRD values in the data), a --questions run over a "
+        "sqlite --catalog from that file",
+    )
+    p.add_argument(
+        "--values-cache",
+        metavar="DIR",
+        default=None,
+        help="where --values keeps the SQLite files it makes from spider-db/ (default: "
+        "$XDG_CACHE_HOME/tabret/spider-db or ~/.cache/tabret/spider-db)",
+    )
+    p.add_argument(
         "--per-k",
         action="store_true",
         help="one run per k, scoring all returned tables, for every method (the default for "
@@ -264,6 +284,8 @@ def command(args: argparse.Namespace) -> int:
             keys=args.keys,
             knowledge=args.knowledge,
             documents=args.documents,
+            values=args.values,
+            values_cache=args.values_cache,
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             first=args.first,
@@ -501,6 +523,8 @@ def run(o: EvalOptions) -> int:
     from tabret.eval import merge_results
 
     _check_level(o)
+    if not o.values and any("values" in METHODS[m].needs for m in _stage_names(o)):
+        raise ValueError("the values stage needs the databases' cell values: add --values")
     if o.prompt_tokens and o.level != "table":
         raise ValueError("--prompt-tokens counts the tables' DDL: use --level table")
     counter = _token_counter(o)
@@ -563,6 +587,8 @@ def _evaluate(
         columns=column_level or any(METHODS[m].column_index for m in _stage_names(o)),
         progress=not o.quiet,
     )
+    if o.values:
+        index = index.with_values(_values(o, bench))
     results, runs = _runs(o, index, bench, embedder, llm)
     for (label, base, prefix), with_closure in [(r, c) for r in runs for c in o.join.closure]:
         retriever = _with_closure(base, o) if with_closure else base
@@ -584,6 +610,46 @@ def _evaluate(
             out = sys.stderr if o.json else sys.stdout
             _murre.report_cost(base, label, len(bench.questions), out)
     return results
+
+
+def _values(o: EvalOptions, bench: Benchmark) -> ValueIndex:
+    """--values: the cell values of ``bench``'s databases that the data holds."""
+    from tabret.benchmarks import spider_values
+    from tabret.values import ValueIndex, read_values
+
+    cat = bench.catalog
+    out = sys.stderr if o.json else sys.stdout
+    spider = o.catalog_format == "spider" if o.questions is not None else bench.name[:6] == "spider"
+    if o.questions is not None and o.catalog_format == "sqlite":
+        values = read_values(cat, str(o.catalog), progress=not o.quiet)
+    elif spider:
+        cache = Path(o.values_cache) if o.values_cache else _cache_home() / "spider-db"
+        values, missing = spider_values(cat, cache, o.data_dir, progress=not o.quiet)
+        for db, why in sorted(missing.items()):
+            print(f"values: {db}: none ({why})", file=out)
+    elif o.questions is None and bench.name.startswith("bird"):
+        from tabret.join import jar_column_stats
+
+        stats = jar_column_stats(cat, "bird", o.data_dir)
+        values = ValueIndex(cat)
+        for c in range(cat.num_columns):
+            values.add(c, stats.values(c))
+    else:
+        raise ValueError(
+            f"--values: no cell values for {bench.name} (a --questions run reads them from a "
+            "sqlite --catalog, or from spider-db/ for a spider one)"
+        )
+    print(
+        f"values: {len(values):,} values in {values.columns_with_values:,} columns "
+        f"({values.bytes:,} bytes; {values.skipped:,} skipped by the bounds or as no evidence)",
+        file=out,
+    )
+    return values
+
+
+def _cache_home() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "tabret"
 
 
 def _with_closure(base: BaseRetriever, o: EvalOptions) -> BaseRetriever:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
     from tabret.rewriting import LLMLike
+    from tabret.values import ValueIndex
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class IndexOptions:
     copies: CopiesChoice
     join_graph: Literal["compatibility", "keys"] | None
     column_stats: bool
+    values: bool
+    values_time_budget: float | None
     questions: bool
     llm: _llm.LLMChoice
 
@@ -117,6 +120,20 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
         "uniqueness and sample values from the database for join inference",
     )
     g.add_argument(
+        "--values",
+        action="store_true",
+        help="with a sqlite or sqlalchemy SOURCE: read each text column's distinct values (at "
+        "most 1,000 per column, 100 bytes each, 64 MiB in all) and save them in INDEX_DIR for "
+        "the values stage; they stay on this machine (tabret.values)",
+    )
+    g.add_argument(
+        "--values-time-budget",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="stop reading values after this long, keeping what was read (default: no limit)",
+    )
+    g.add_argument(
         "--questions",
         action="store_true",
         help="also generate one question per table and save them (reverse): a template "
@@ -145,6 +162,8 @@ def command(args: argparse.Namespace) -> int:
             copies=args.copies,
             join_graph=args.join_graph,
             column_stats=args.column_stats,
+            values=args.values,
+            values_time_budget=args.values_time_budget,
             questions=args.questions,
             llm=_llm.choice(args),
         )
@@ -168,12 +187,14 @@ def run(o: IndexOptions) -> int:
         copies = collapse_copies(cat)
         print(f"copies: {copies.summary()}")
         cat = copies.catalog
+    values = _read_values(o, cat) if o.values else None
     index = TableIndex.build(
         cat,
         embedder_arg(o.embedder, o.quiet, o.embedding_cache),  # type: ignore[arg-type]
         format=o.text,
         columns=o.columns,
         kind=o.kind,
+        values=values,
         progress=not o.quiet,
     )
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
@@ -185,6 +206,11 @@ def run(o: IndexOptions) -> int:
         print(f"join graph: {len(graph):,} edges")
     if questions is not None:
         print(f"generated questions: {len(questions):,} ({questions.generator})")
+    if values is not None:
+        print(
+            f"values: {len(values):,} in {values.columns_with_values:,} columns "
+            f"({values.bytes:,} bytes)"
+        )
     return 0
 
 
@@ -200,6 +226,24 @@ def _check(o: IndexOptions) -> None:
         )
     if o.column_stats:
         _require_sqlalchemy()
+    if o.values and o.format not in ("sqlite", "sqlalchemy"):
+        raise ValueError(f"--values needs a live database (sqlite or sqlalchemy), not {o.format}")
+    if o.values and "collapse" in (o.families, o.copies):
+        raise ValueError(
+            "--values reads the database's own tables: it cannot go with --families collapse "
+            "or --copies collapse"
+        )
+    if o.values_time_budget is not None and not o.values:
+        raise ValueError("--values-time-budget goes with --values")
+    if o.values and o.format == "sqlalchemy":
+        _require_sqlalchemy()
+
+
+def _read_values(o: IndexOptions, cat: Catalog) -> ValueIndex:
+    """--values: read before embedding, so a database that cannot be read fails first."""
+    from tabret.values import read_values
+
+    return read_values(cat, o.source, time_budget_s=o.values_time_budget, progress=not o.quiet)
 
 
 def _require_sqlalchemy() -> None:

@@ -172,13 +172,13 @@ def run(o: QueryOptions) -> int:
     from tabret.index import TableIndex
 
     questions = _questions(o)
-    core, graph, generated = load_index(o.index)  # one consistent read of the directory
+    core, graph, generated, values = load_index(o.index)  # one consistent read of the directory
     embedder = (
         embedder_arg(o.embedder, o.quiet)
         if o.embedder
         else saved_embedder(core.embedder_name, progress=not o.quiet)
     )
-    index = TableIndex(core, embedder)  # type: ignore[arg-type]
+    index = TableIndex(core, embedder, values)  # type: ignore[arg-type]
     saved = SavedParts(o.index, graph, generated)
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         retriever = make_retriever(o, index, saved, live.llm if live else None)
@@ -266,6 +266,8 @@ def _inputs(
                 f"{saved.path} has no generated questions: build it with `tabret index --questions`"
             )
         questions = GeneratedQuestions(saved.questions, index)
+    if "values" in method.needs and index.values is None:
+        raise ValueError(f"{saved.path} has no cell values: build it with `tabret index --values`")
     if "llm" in method.needs and llm is None:
         raise ValueError(
             f"{method.name} hallucinates a schema with an LLM: give --llm local or --llm-url"

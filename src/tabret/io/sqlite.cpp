@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -23,7 +26,9 @@
 
 #include "tabret/catalog.hpp"
 #include "tabret/error.hpp"
+#include "tabret/interrupt.hpp"
 #include "tabret/io/text_file.hpp"
+#include "tabret/text/case.hpp"
 #include "tabret/text/utf8.hpp"
 
 namespace tabret {
@@ -65,15 +70,15 @@ class sqlite_reader {
 
     /// Runs @p sql with one optional text parameter; calls @p row for every result row.
     template <class F>
-    void query(const char* sql, const std::optional<std::string>& param, F&& row) const {
+    void query(const char* sql, const std::optional<std::string>& param, F&& row,
+               const char* what = "cannot read schema") const {
         sqlite3_stmt* raw = nullptr;
-        if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) != SQLITE_OK)
-            fail_io("cannot read schema");
+        if (sqlite3_prepare_v2(db_.get(), sql, -1, &raw, nullptr) != SQLITE_OK) fail_io(what);
         std::unique_ptr<sqlite3_stmt, sqlite_finalizer> stmt(raw);
         if (param) sqlite3_bind_text(raw, 1, param->c_str(), -1, SQLITE_TRANSIENT);
         int rc;
         while ((rc = sqlite3_step(raw)) == SQLITE_ROW) row(raw);
-        if (rc != SQLITE_DONE) fail_io("cannot read schema");
+        if (rc != SQLITE_DONE) fail_io(what);
     }
 
     /// A text column; a value that is not UTF-8 (SQLite does not check) is a schema_error.
@@ -226,8 +231,74 @@ database_id add_sqlite_schema(catalog& cat, const sqlite_reader& r, const std::s
     return db;
 }
 
+/// @p name as an SQL identifier: in double quotes, inner quotes doubled.
+std::string sql_identifier(std::string_view name) {
+    std::string out = "\"";
+    for (const char c : name) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+/// The distinct text values of column @p column of table @p table that the bounds of @p values
+/// can keep (valid UTF-8; at most max_value_bytes long; max_values_per_column of them).
+std::vector<std::string> sqlite_column_values(const sqlite_reader& r, const std::string& table,
+                                              const std::string& column,
+                                              const value_index_options& bounds) {
+    const auto col = sql_identifier(column);
+    const auto sql = fmt::format(
+        "SELECT DISTINCT {0} FROM {1} WHERE typeof({0}) = 'text' AND length(CAST({0} AS BLOB)) "
+        "BETWEEN 1 AND {2} LIMIT {3}",
+        col, sql_identifier(table), bounds.max_value_bytes, bounds.max_values_per_column);
+    std::vector<std::string> out;
+    r.query(
+        sql.c_str(), std::nullopt,
+        [&](sqlite3_stmt* s) {
+            const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
+            std::string v(p ? p : "", static_cast<std::size_t>(sqlite3_column_bytes(s, 0)));
+            if (!first_invalid_utf8(v)) out.push_back(std::move(v));
+        },
+        "cannot read values");
+    return out;
+}
+
 }  // namespace
 }  // namespace detail
+
+value_read_report add_sqlite_values(value_index& values, const catalog& cat, database_id db,
+                                    const std::filesystem::path& path,
+                                    std::optional<std::chrono::milliseconds> time_budget,
+                                    const progress_fn& progress) {
+    const detail::sqlite_reader r(path);
+    const auto start = std::chrono::steady_clock::now();
+    const auto& tables = cat.database(db).tables;
+    value_read_report report;
+    for (std::size_t i = 0; i < tables.size(); ++i) {
+        const auto& table = cat.table(tables[i]);
+        std::unordered_set<std::string> in_file;  // the table's columns there, folded
+        r.query(
+            "SELECT name FROM pragma_table_xinfo(?1)", table.name,
+            [&](sqlite3_stmt* s) { in_file.insert(detail::fold(r.text(s, 0))); },
+            "cannot read values");
+        if (in_file.empty()) report.missing.push_back(table.name);
+        for (const auto c : table.columns) {
+            if (!in_file.contains(detail::fold(cat.column(c).name))) {
+                if (!in_file.empty())
+                    report.missing.push_back(table.name + "." + cat.column(c).name);
+                continue;
+            }
+            check_interrupt();
+            if (time_budget && std::chrono::steady_clock::now() - start > *time_budget) {
+                report.complete = false;
+                return report;
+            }
+            const auto vs =
+                detail::sqlite_column_values(r, table.name, cat.column(c).name, values.options());
+            report.values += values.add(c, vs);
+            ++report.columns;
+        }
+        if (progress) progress("values", i + 1, tables.size());
+    }
+    return report;
+}
 
 database_id add_sqlite(catalog& cat, const std::filesystem::path& path, std::string db_name) {
     const detail::sqlite_reader r(path);

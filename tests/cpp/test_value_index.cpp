@@ -1,0 +1,201 @@
+#include <tabret/embedding/hashing_embedder.hpp>
+#include <tabret/index/value_index.hpp>
+#include <tabret/io/sqlite.hpp>
+#include <tabret/retrieval/first_stage/value_retriever.hpp>
+#include <tabret/saved_index.hpp>
+
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+using namespace tabret;
+
+namespace {
+
+/// singer(name, country), stadium(name, location), concert(theme, year).
+catalog music() {
+    catalog cat;
+    const auto db = cat.add_database("music");
+    const auto s = cat.add_table(db, "singer");
+    cat.add_column(s, "name", "text");
+    cat.add_column(s, "country", "text");
+    const auto st = cat.add_table(db, "stadium");
+    cat.add_column(st, "name", "text");
+    cat.add_column(st, "location", "text");
+    const auto c = cat.add_table(db, "concert");
+    cat.add_column(c, "theme", "text");
+    cat.add_column(c, "year", "text");
+    return cat;
+}
+
+void cat_add_ghost(catalog& cat) {
+    cat.add_column(0, "age", "int");
+    cat.add_column(cat.add_table(0, "ghost"), "name", "text");
+}
+
+std::vector<std::string> strings(std::initializer_list<const char*> xs) {
+    return {xs.begin(), xs.end()};
+}
+
+value_index music_values(const catalog& cat, value_index_options o = {}) {
+    value_index v(cat, o);
+    v.add(0, strings({"Joe Sharp", "Timbaland"}));
+    v.add(1, strings({"France", "United States", "Netherlands"}));
+    v.add(2, strings({"Stark's Park", "Hampden Park"}));
+    v.add(3, strings({"Raith Rovers", "Zürich"}));
+    v.add(4, strings({"Free choice", "Bleeding Love"}));
+    v.add(5, strings({"2014", "15", "the"}));
+    return v;
+}
+
+}  // namespace
+
+TEST_CASE("values and questions compare after case, accent and punctuation folding", "[values]") {
+    CHECK(detail::normalise_value("  Zürich, São-Paulo! ÉCOLE  ") == "zurich sao paulo ecole");
+    CHECK(detail::normalise_value("Stark's Park") == "stark s park");
+    CHECK(detail::normalise_value("東京 Tower") == "東京 tower");
+    CHECK(detail::normalise_value("...") == "");
+    const auto words = detail::value_words("a Zürich-b");
+    REQUIRE(words.size() == 3);
+    CHECK(words[1].text == "zurich");
+    CHECK(words[1].begin == 2);
+    CHECK(words[1].end == 9);
+}
+
+TEST_CASE("a question's values are matched longest first, each word once", "[values]") {
+    const auto cat = music();
+    const auto v = music_values(cat);
+    CHECK(v.size() == 12);  // "15" and "the" are no evidence
+    CHECK(v.skipped() == 2);
+    const auto m = v.match("Which singers from the UNITED STATES sang at stark's park in 2014?");
+    std::vector<std::string> found;
+    for (const auto& x : m) found.push_back(x.value);
+    std::ranges::sort(found);
+    CHECK(found == strings({"2014", "Stark's Park", "United States"}));
+    // "park" alone is no value; "states" inside "united states" is not matched again
+    CHECK(v.match("any park in the states").empty());
+    CHECK(v.match("concerts in Zürich")[0].value == "Zürich");
+}
+
+TEST_CASE("a one-word value counts only where the question marks it as a literal", "[values]") {
+    const auto cat = music();
+    value_index v(cat);
+    v.add(0, strings({"Car", "Name", "France", "DHL", "Smith"}));
+    const auto found = [&](std::string_view q) {
+        std::vector<std::string> out;
+        for (const auto& m : v.match(q)) out.push_back(m.value);
+        return out;
+    };
+    CHECK(found("What is the name of the car?").empty());          // words of the question
+    CHECK(found("Car models from France").size() == 1);            // "Car" starts the question
+    CHECK(found("cars sold in france") == strings({}));            // lower case: a word
+    CHECK(found("cars sold in 'france'") == strings({"France"}));  // quoted
+    CHECK(found("DHL shipments") == strings({"DHL"}));             // capitals
+    CHECK(found("the teacher's name is Smith") == strings({"Smith"}));
+    CHECK(found("the teacher's name is 'Smith'") == strings({"Smith"}));
+}
+
+TEST_CASE("a value held by fewer columns weighs more", "[values]") {
+    const auto cat = music();
+    value_index v(cat);
+    v.add(0, strings({"Paris"}));
+    v.add(2, strings({"Paris"}));
+    v.add(3, strings({"Lyon"}));
+    const auto m = v.match("from Paris to Lyon");
+    REQUIRE(m.size() == 3);
+    CHECK(m[0].value == "Lyon");
+    CHECK(m[0].weight > m[1].weight);
+}
+
+TEST_CASE("the bounds of a value index are honoured", "[values]") {
+    const auto cat = music();
+    value_index v(cat, {.max_values_per_column = 2, .max_value_bytes = 8, .max_bytes = 20});
+    CHECK(v.add(0, strings({"Alpha", "Beta", "Gamma"})) == 2);      // per column
+    CHECK(v.add(1, strings({"a very long value", "Delta"})) == 1);  // per value
+    CHECK(v.add(2, strings({"Epsilon", "Zeta1", "Eta"})) == 1);     // in all: 19 bytes
+    CHECK(v.bytes() <= 20);
+    CHECK(v.skipped() == 4);
+    CHECK_THROWS_AS(v.add(99, strings({"x"})), error);
+}
+
+TEST_CASE("a value index survives its bytes and refuses damage and another catalog", "[values]") {
+    const auto cat = music();
+    const auto v = music_values(cat);
+    const auto bytes = v.to_bytes();
+    const auto back = value_index::from_bytes(bytes, "v.tvi", cat);
+    CHECK(back.size() == v.size());
+    CHECK(back.skipped() == v.skipped());
+    CHECK(back.match("Joe Sharp in France") == v.match("Joe Sharp in France"));
+    auto damaged = bytes;
+    damaged[damaged.size() - 3] ^= 1;
+    CHECK_THROWS_WITH(value_index::from_bytes(damaged, "v.tvi", cat), Catch::Contains("v.tvi"));
+    auto other = music();
+    other.add_column(0, "age", "int");
+    CHECK_THROWS_WITH(value_index::from_bytes(bytes, "v.tvi", other),
+                      Catch::Contains("another catalog"));
+}
+
+TEST_CASE("values are read from a SQLite file: text values only, within the bounds",
+          "[values][sqlite]") {
+    test::temp_dir dir;
+    const auto path = dir.path() / "music.db";
+    sqlite3* db = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &db) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(db,
+                         "CREATE TABLE singer(name TEXT, country TEXT);"
+                         "INSERT INTO singer VALUES ('Joe Sharp', 'France'), ('Ann \"Q\" Lee', "
+                         "'France'), (42, NULL);"
+                         "CREATE TABLE \"stadium\"(name TEXT, location TEXT);"
+                         "INSERT INTO stadium VALUES ('Hampden Park', 'Glasgow');"
+                         "CREATE TABLE concert(theme TEXT, year TEXT);",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(db);
+    const auto cat = load_sqlite(path, "music");
+    value_index v(cat);
+    const auto report = add_sqlite_values(v, cat, 0, path);
+    CHECK(report.complete);
+    CHECK(report.columns == 6);
+    CHECK(report.values == 5);  // 42 is an integer, NULL nothing, France counted once
+    CHECK(v.values_of(1).size() == 1);
+    value_index none(cat);
+    CHECK_FALSE(add_sqlite_values(none, cat, 0, path, std::chrono::milliseconds(-1)).complete);
+    CHECK(none.size() == 0);
+    auto wider = cat;  // a catalog from elsewhere: what the file lacks is skipped, and said
+    cat_add_ghost(wider);
+    value_index w(wider);
+    const auto partial = add_sqlite_values(w, wider, 0, path);
+    CHECK(partial.missing == strings({"singer.age", "ghost"}));
+    CHECK(partial.values == 5);
+    CHECK_THROWS_WITH(add_sqlite_values(v, cat, 0, dir.path() / "missing.db"),
+                      Catch::Contains("missing.db"));
+}
+
+TEST_CASE("the values stage ranks the tables holding the question's values, with why", "[values]") {
+    const auto cat = music();
+    const hashing_embedder e;
+    const auto index = table_index::build(cat, e, "hashing");
+    const auto v = music_values(cat);
+    const value_retriever r(index, v);
+    const std::vector<std::string> qs{"Did Joe Sharp sing at Hampden Park in France?",
+                                      "How many concerts?"};
+    const auto out = r.retrieve(qs, {.k = 5});
+    REQUIRE(out[0].tables.size() == 2);
+    CHECK(cat.table(out[0].tables[0].table).name == "singer");  // two values
+    CHECK(cat.table(out[0].tables[1].table).name == "stadium");
+    CHECK(out[0].trace.size() == 3);
+    CHECK(out[0].trace[0].step == "values");
+    CHECK(out[1].tables.empty());
+    const auto one = r.retrieve(std::span(qs).first(1), {.k = 1});
+    CHECK(one[0].tables.size() == 1);
+    CHECK_THROWS_AS(r.retrieve(qs, {.k = 0}), error);
+
+    test::temp_dir dir;
+    save_index(dir.path() / "idx", index, nullptr, nullptr, false, &v);
+    const auto loaded = load_index(dir.path() / "idx");
+    REQUIRE(loaded.values);
+    CHECK(loaded.values->match(qs[0]) == v.match(qs[0]));
+    CHECK_FALSE(load_index(dir.path() / "idx", {.values = false}).values);
+}

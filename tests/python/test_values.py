@@ -1,0 +1,165 @@
+"""Issue 49 item 1: cell values as retrieval evidence (tabret.values, the values stage):
+read from SQLite natively and through SQLAlchemy within bounds, saved in the index directory,
+matched in questions, fused with the other first stages, refused clearly where missing."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import tabret
+from tabret.catalog import Catalog
+from tabret.embedders import HashingEmbedder
+from tabret.index import TableIndex, load_saved
+from tabret.methods import build_pipeline
+from tabret.values import ValueIndex, normalise_value, read_values
+
+HASHING = HashingEmbedder(dim=256)
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    """A shop whose tables a question can only find by a value: 'DHL' is a carrier name."""
+    path = tmp_path / "shop.db"
+    con = sqlite3.connect(path)
+    con.executescript(
+        """
+        CREATE TABLE cust (id INTEGER PRIMARY KEY, nm TEXT, ctry TEXT);
+        CREATE TABLE shp (id INTEGER PRIMARY KEY, cust_id INTEGER REFERENCES cust(id),
+                          carrier TEXT, wt REAL);
+        CREATE TABLE prd (id INTEGER PRIMARY KEY, title TEXT, price REAL);
+        INSERT INTO cust VALUES (1, 'Acme Corp', 'France'), (2, 'Globex', 'Germany');
+        INSERT INTO shp VALUES (1, 1, 'DHL', 2.5), (2, 2, 'UPS', 1.0), (3, 1, 'DHL', 4.0);
+        INSERT INTO prd VALUES (1, 'Widget', 9.99), (2, 'Gadget', 19.5);
+        """
+    )
+    con.commit()
+    con.close()
+    return path
+
+
+def test_values_are_read_from_sqlite_and_matched_in_questions(shop: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    values = read_values(cat, shop, progress=False)
+    assert len(values) == 8  # text values only: no ids, weights or prices
+    shp = cat.find_table("shop", "shp")
+    assert shp is not None
+    carrier = cat.find_column(shp, "carrier")
+    assert carrier is not None
+    assert values.values_of(carrier) == ["DHL", "UPS"]
+    matched = {(cat.column(m.column).name, m.value) for m in values.match("the DHL shipments")}
+    assert matched == {("carrier", "DHL")}
+    assert normalise_value("Ça, c'est Zürich") == "ca c est zurich"
+
+
+def test_the_values_stage_finds_the_table_a_value_names(shop: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    index = TableIndex.build(cat, HASHING, values=read_values(cat, shop, progress=False))
+    values = build_pipeline("values", index)
+    r = values.retrieve("total weight of the DHL shipments", k=3)
+    assert r.table_names == ["shop.shp"]
+    assert any("'DHL' in carrier" in step.query for step in r.trace)
+    assert values.retrieve("how many rows", k=3).tables == []
+    fused = build_pipeline("hybrid + values", index).retrieve("orders of Acme Corp", k=2)
+    assert "shop.cust" in fused.table_names
+
+
+def test_values_are_saved_and_loaded_with_the_index(shop: Path, tmp_path: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    index = TableIndex.build(cat, HASHING, values=read_values(cat, shop, progress=False))
+    index.save(tmp_path / "idx")
+    assert (tmp_path / "idx" / "values.tvi").is_file()
+    loaded = TableIndex.load(tmp_path / "idx", HASHING)
+    assert loaded.values is not None
+    assert len(loaded.values) == 8
+    again, _, _ = load_saved(tmp_path / "idx", HASHING)
+    assert again.values is not None
+    q = "DHL shipments to France"
+    assert [(m.column, m.value) for m in again.values.match(q)] == [
+        (m.column, m.value)
+        for m in index.values.match(q)  # type: ignore[union-attr]
+    ]
+
+
+def test_values_of_another_catalog_and_an_index_without_values_are_refused(shop: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    other = Catalog.from_sqlite(shop, "other")
+    with pytest.raises(tabret.Error, match="another catalog"):
+        TableIndex.build(cat, HASHING, values=ValueIndex(other))
+    index = TableIndex.build(cat, HASHING)
+    with pytest.raises(tabret.Error, match=r"tabret index .* --values"):
+        build_pipeline("values", index)
+    with pytest.raises(tabret.SchemaError, match="no database 'nope'"):
+        read_values(cat, shop, "nope", progress=False)
+
+
+def test_bounds_and_time_budget(shop: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    small = read_values(cat, shop, max_values_per_column=1, max_value_bytes=5, progress=False)
+    assert all(len(small.values_of(c)) <= 1 for c in range(cat.num_columns))
+    assert all(len(v) <= 5 for c in range(cat.num_columns) for v in small.values_of(c))
+    assert [small.values_of(c) for c in range(cat.num_columns) if small.values_of(c)] == [["DHL"]]
+    with pytest.warns(UserWarning, match="time budget"):
+        none = read_values(cat, shop, time_budget_s=0.0, progress=False)
+    assert len(none) == 0
+
+
+def test_values_through_sqlalchemy_equal_the_native_reader(shop: Path) -> None:
+    pytest.importorskip("sqlalchemy")
+    cat = Catalog.from_sqlite(shop)
+    native = read_values(cat, shop, progress=False)
+    through = read_values(cat, f"sqlite:///{shop}", progress=False)
+    for c in range(cat.num_columns):
+        assert sorted(through.values_of(c)) == sorted(native.values_of(c))
+
+
+def test_tabret_index_values_and_query_values_pipeline(shop: Path, tmp_path: Path) -> None:
+    idx = tmp_path / "idx"
+    run = [sys.executable, "-m", "tabret"]
+    built = subprocess.run(
+        [
+            *run,
+            "index",
+            "sqlite",
+            str(shop),
+            str(idx),
+            "--embedder",
+            "hashing",
+            "--values",
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    assert "values: 8 in" in built.stdout
+    query = subprocess.run(
+        [*run, "query", str(idx), "the DHL shipments", "--pipeline", "hybrid + values", "--k", "2"],
+        capture_output=True,
+        text=True,
+    )
+    assert query.returncode == 0, query.stderr
+    assert "shp" in query.stdout
+    plain = tmp_path / "plain"
+    subprocess.run(
+        [*run, "index", "sqlite", str(shop), str(plain), "--embedder", "hashing", "--quiet"],
+        check=True,
+    )
+    refused = subprocess.run(
+        [*run, "query", str(plain), "the DHL shipments", "--pipeline", "values"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode != 0
+    assert "--values" in refused.stderr
+    wrong = subprocess.run(
+        [*run, "index", "sqlite", str(shop), str(tmp_path / "x"), "--values-time-budget", "1"],
+        capture_output=True,
+        text=True,
+    )
+    assert wrong.returncode != 0
+    assert "--values-time-budget goes with --values" in wrong.stderr
