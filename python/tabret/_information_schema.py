@@ -152,31 +152,33 @@ def _column(r: Record) -> ColumnSpec:
 
 def _add_keys(tables: dict[tuple[str, str, str], TableSpec], keys: list[Record]) -> None:
     """PRIMARY KEY, FOREIGN KEY and one-column UNIQUE rows of a keys export, grouped into
-    constraints by table and CONSTRAINT_NAME, their columns ordered by ORDINAL_POSITION."""
-    groups: dict[tuple[tuple[str, str, str], str, str], list[Record]] = {}
+    constraints by table, CONSTRAINT_NAME and referenced table, their columns ordered by
+    ORDINAL_POSITION."""
+    groups: dict[tuple[str, str, str, str], tuple[TableSpec, TableSpec | None, list[Record]]]
+    groups = {}
     for r in keys:
         kind = r.need("CONSTRAINT_TYPE").upper().replace("_", " ")
         if kind not in ("PRIMARY KEY", "FOREIGN KEY", "UNIQUE"):
             continue
         table = _table(tables, r, r.relation())
-        rows = groups.setdefault((r.relation().key(), kind, r.get("CONSTRAINT_NAME")), [])
-        rows.append(r)
         _check_column(table, r, r.need("COLUMN_NAME"))
-    for (key, kind, _), rows in groups.items():
+        target = None
+        if kind == "FOREIGN KEY":
+            target = _table(tables, r, r.relation("REFERENCED_"))
+            _check_column(target, r, r.need("REFERENCED_COLUMN_NAME"))
+        name = r.get("CONSTRAINT_NAME")
+        key = (table.name.lower(), kind, name, target.name.lower() if target else "")
+        groups.setdefault(key, (table, target, []))[2].append(r)
+    for (_, kind, _, _), (table, target, rows) in groups.items():
         rows.sort(key=Record.position)
-        table, columns = tables[key], [r.need("COLUMN_NAME") for r in rows]
+        columns = [r.need("COLUMN_NAME") for r in rows]
         if kind == "PRIMARY KEY":
             table.primary_key = columns
-        elif kind == "UNIQUE":
-            spec = table.column(columns[0])
-            if len(columns) == 1 and spec is not None:
-                spec.unique = True
-        else:
-            target = _table(tables, rows[0], rows[0].relation("REFERENCED_"))
+        elif target is not None:
             referenced = [r.need("REFERENCED_COLUMN_NAME") for r in rows]
-            for r, column in zip(rows, referenced, strict=True):
-                _check_column(target, r, column)
             table.foreign_keys.append((columns, target.name, referenced))
+        elif len(columns) == 1 and (spec := table.column(columns[0])) is not None:
+            spec.unique = True
 
 
 def _table(tables: dict[tuple[str, str, str], TableSpec], r: Record, rel: Relation) -> TableSpec:

@@ -546,6 +546,15 @@ def test_information_schema_csv_with_keys(tmp_path: Path) -> None:
     assert _keys(cat) == {("ANALYTICS.SALES.ORDERS.CUSTOMER_ID", "ANALYTICS.CRM.CUSTOMERS.ID")}
     # A directory holding columns.csv and keys.csv reads the same.
     assert Catalog.from_information_schema(tmp_path) == cat
+    # A keys export without the TABLE_CATALOG fields matches tables by schema and name.
+    uncataloged = tmp_path / "uncataloged.csv"
+    uncataloged.write_text(
+        "constraint_type,table_schema,table_name,column_name,referenced_table_schema,"
+        "referenced_table_name,referenced_column_name\n"
+        "FOREIGN KEY,SALES,ORDERS,CUSTOMER_ID,CRM,CUSTOMERS,ID\n"
+    )
+    again = Catalog.from_information_schema(tmp_path / "columns.csv", keys=uncataloged)
+    assert _keys(again) == _keys(cat)
 
 
 def test_information_schema_bigquery_json(tmp_path: Path) -> None:
