@@ -5,33 +5,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import urllib.parse
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tabret._core import Catalog as CoreCatalog
 from tabret._core import ColumnStats, Error, FileError, SchemaError
+from tabret._tables import ColumnSpec, TableSpec, add_tables
 
 if TYPE_CHECKING:
     from tabret.catalog import Catalog
-
-
-@dataclass
-class _Column:
-    name: str
-    type: str
-    description: str
-    not_null: bool = False
-    unique: bool = False
-    default: str = ""
-
-
-@dataclass
-class _Table:
-    name: str
-    description: str
-    columns: list[_Column]
-    primary_key: list[str]
-    foreign_keys: list[tuple[list[str], str, list[str]]] = field(default_factory=list)
 
 
 def _unique_columns(inspector: Any, name: str, schema: str | None) -> set[str]:
@@ -97,7 +78,7 @@ def sqlite_engine(path: str | os.PathLike[str]) -> Any:
     )
 
 
-def _reflect(bind: Any, schema: str | None) -> list[_Table]:
+def _reflect(bind: Any, schema: str | None) -> list[TableSpec]:
     import sqlalchemy
 
     inspector = sqlalchemy.inspect(bind)
@@ -113,7 +94,7 @@ def _reflect(bind: Any, schema: str | None) -> list[_Table]:
             comment = ""
         unique = _unique_columns(inspector, name, schema)
         columns = [
-            _Column(
+            ColumnSpec(
                 c["name"],
                 str(c["type"]).lower(),
                 c.get("comment") or "",
@@ -129,36 +110,8 @@ def _reflect(bind: Any, schema: str | None) -> list[_Table]:
             for fk in inspector.get_foreign_keys(name, schema=schema)
             if (fk.get("referred_schema") or default) == here
         ]
-        tables.append(_Table(name, comment, columns, list(pk), fks))
+        tables.append(TableSpec(name, comment, columns, list(pk), fks))
     return tables
-
-
-def _validate(tables: list[_Table], where: str) -> None:
-    """Checks every key names an existing table and column before anything is added."""
-    by_name = {t.name.lower(): t for t in tables}
-    for t in tables:
-        names = {c.name.lower() for c in t.columns}
-        for col in t.primary_key:
-            if col.lower() not in names:
-                raise SchemaError(
-                    f"{where}: primary key of '{t.name}' names missing column '{col}'"
-                )
-        for cols, ref, ref_cols in t.foreign_keys:
-            target = by_name.get(ref.lower())
-            if target is None:
-                raise SchemaError(
-                    f"{where}: foreign key of '{t.name}' references missing table '{ref}'"
-                )
-            target_names = {c.name.lower() for c in target.columns}
-            missing = [c for c in cols if c.lower() not in names] + [
-                f"{ref}.{c}" for c in ref_cols if c.lower() not in target_names
-            ]
-            if missing:
-                raise SchemaError(
-                    f"{where}: foreign key of '{t.name}' names missing column '{missing[0]}'"
-                )
-            if len(cols) != len(ref_cols):
-                raise SchemaError(f"{where}: foreign key of '{t.name}' has unequal column lists")
 
 
 def add_reflected(cat: Catalog, bind: str | Any, db_name: str, *, schema: str | None) -> int:
@@ -171,57 +124,10 @@ def add_reflected(cat: Catalog, bind: str | Any, db_name: str, *, schema: str | 
             raise Error(f"{where}: reflection failed: {type(err).__name__}: {err}") from err
         name = db_name or schema or engine.url.database or "main"
         name = name.rsplit("/", 1)[-1].removesuffix(".db").removesuffix(".sqlite")
-        _validate(tables, where)
-        if cat.find_database(name) is not None:
-            raise SchemaError(f"{where}: duplicate database '{name}'")
-        # All or nothing: everything goes into a fresh catalog first, where any SchemaError (an
-        # empty name, PostgreSQL's legal `id` and "ID" in one table, tables "Users" and users,
-        # which tabret's case-insensitive names cannot hold) surfaces with ``cat`` untouched.
-        # Only then the same calls go into ``cat``: names are scoped by their database, whose
-        # name is free (checked above), so they succeed there as they did in the staging one.
-        try:
-            _add(CoreCatalog(), name, tables)
-        except SchemaError as err:
-            raise SchemaError(f"{where}: {err}; nothing was added") from None
-        return _add(cat, name, tables)
+        return add_tables(cat, name, tables, where)
     finally:
         if owned:
             engine.dispose()
-
-
-def _add(cat: CoreCatalog, name: str, tables: list[_Table]) -> int:
-    db = cat.add_database(name)
-    ids = {}
-    for t in tables:
-        try:
-            tid = cat.add_table(db, t.name, description=t.description)
-        except SchemaError as err:
-            raise SchemaError(f"{err} (reflected table {t.name!r})") from None
-        ids[t.name.lower()] = tid
-        for i, col in enumerate(t.columns):
-            try:
-                cid = cat.add_column(tid, col.name, col.type, description=col.description)
-            except SchemaError as err:
-                # By position too: an empty column name is legal in SQLite.
-                raise SchemaError(
-                    f"{err} (reflected table {t.name!r}, column {i + 1} {col.name!r})"
-                ) from None
-            cat.set_constraints(cid, not_null=col.not_null, unique=col.unique, default=col.default)
-    for t in tables:
-        tid = ids[t.name.lower()]
-        if t.primary_key:
-            cat.set_primary_key(tid, [_col(cat, tid, c) for c in t.primary_key])
-        for cols, ref, ref_cols in t.foreign_keys:
-            rid = ids[ref.lower()]
-            for c, r in zip(cols, ref_cols, strict=True):
-                cat.add_foreign_key(_col(cat, tid, c), _col(cat, rid, r))
-    return db
-
-
-def _col(cat: CoreCatalog, table: int, name: str) -> int:
-    cid = cat.find_column(table, name)
-    assert cid is not None, "validated before adding"
-    return cid
 
 
 def collect_stats(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tabret import _core
@@ -59,6 +60,35 @@ class Catalog(_core.Catalog):
         cat.add_sqlalchemy(bind, db_name, schema=schema)
         return cat
 
+    @classmethod
+    def from_duckdb(cls, path: PathLike, db_name: str = "") -> Self:
+        """The schema of a DuckDB database file, keys and comments included, as one database
+        (needs the ``duckdb`` extra)."""
+        cat = cls()
+        cat.add_duckdb(path, db_name)
+        return cat
+
+    @classmethod
+    def from_dbt(
+        cls, manifest: PathLike, db_name: str = "", *, catalog: PathLike | None = None
+    ) -> Self:
+        """The models, seeds, snapshots and sources of a dbt ``manifest.json`` (or of a dbt
+        ``target/`` directory, its ``catalog.json`` included when there), as one database."""
+        cat = cls()
+        cat.add_dbt(manifest, db_name, catalog=catalog)
+        return cat
+
+    @classmethod
+    def from_information_schema(
+        cls, columns: PathLike, db_name: str = "", *, keys: PathLike | None = None
+    ) -> Self:
+        """A warehouse's ``INFORMATION_SCHEMA.COLUMNS`` exported as CSV or JSON (Snowflake,
+        BigQuery), with its keys from an optional keys export, as one database; ``columns``
+        may be a directory holding ``columns.<csv|json|jsonl>`` and ``keys.<…>``."""
+        cat = cls()
+        cat.add_information_schema(columns, db_name, keys=keys)
+        return cat
+
     def add_spider_json(self, path: PathLike) -> None:
         _core.add_spider_json(self, path)
 
@@ -80,6 +110,35 @@ class Catalog(_core.Catalog):
         from tabret._sqlalchemy import add_reflected
 
         return add_reflected(self, bind, db_name, schema=schema)
+
+    def add_duckdb(self, path: PathLike, db_name: str = "") -> int:
+        """Adds a DuckDB file as one database (default name: the file stem), read-only;
+        returns its id."""
+        from tabret._duckdb import add_duckdb
+
+        return add_duckdb(self, path, db_name)
+
+    def add_dbt(
+        self, manifest: PathLike, db_name: str = "", *, catalog: PathLike | None = None
+    ) -> int:
+        """Adds a dbt project's tables as one database (default name: the project's); returns
+        its id."""
+        from tabret._dbt import add_dbt
+
+        return add_dbt(self, manifest, db_name, catalog)
+
+    def add_information_schema(
+        self, columns: PathLike, db_name: str = "", *, keys: PathLike | None = None
+    ) -> int:
+        """Adds an ``INFORMATION_SCHEMA`` export as one database (default name: its one
+        ``TABLE_CATALOG``, else the file stem); returns its id."""
+        from tabret._information_schema import add_information_schema, export_files
+
+        path = Path(columns)
+        if path.is_dir():
+            path, found = export_files(path)
+            keys = found if keys is None else keys
+        return add_information_schema(self, path, keys, db_name)
 
     def save_json(self, path: PathLike) -> None:
         """Writes tabret catalog JSON atomically (temp file, fsync, rename) to a new or regular

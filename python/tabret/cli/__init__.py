@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
 EXTRAS = {
     "matplotlib": "plot",
     "sqlalchemy": "sqlalchemy",
+    "duckdb": "duckdb",
     "psycopg": "postgres",
     "sentence_transformers": "models",
     "transformers": "models",

@@ -22,6 +22,9 @@ LOADERS: dict[str, Callable[[str], Catalog]] = {
     "sqlite": Catalog.from_sqlite,
     "json": Catalog.from_json,
     "sqlalchemy": Catalog.from_sqlalchemy,
+    "duckdb": Catalog.from_duckdb,
+    "dbt": Catalog.from_dbt,
+    "information-schema": Catalog.from_information_schema,
 }
 
 
@@ -60,7 +63,13 @@ def add_switch(g: Options, flag: str, help: str) -> None:
 def add_source_arguments(p: argparse.ArgumentParser) -> None:
     """FORMAT SOURCE, shared by `catalog` and `index`."""
     p.add_argument("format", choices=sorted(LOADERS), help="what SOURCE is")
-    p.add_argument("source", help="file path, or a SQLAlchemy URL for 'sqlalchemy'")
+    p.add_argument(
+        "source",
+        help="file path, or a SQLAlchemy URL for 'sqlalchemy'; for 'dbt' a manifest.json or a "
+        "dbt target/ directory (manifest.json, and catalog.json when there); for "
+        "'information-schema' a COLUMNS export (.csv, .json, .jsonl) or a directory holding "
+        "columns.<suffix> and keys.<suffix>",
+    )
 
 
 def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
