@@ -173,7 +173,11 @@ def _serve_http(service: IndexService, http: HttpOptions) -> None:
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}"
     _say(f"{_loaded(service)}; MCP at {url}/mcp, JSON API at {url}/v1/ ({url}/openapi.json)")
+    # uvicorn stops gracefully on SIGTERM, then raises it again with the handler it found:
+    # this one, so the command ends as after any finished serve (exit 0)
+    signal.signal(signal.SIGTERM, lambda signum, frame: None)
     serve_http(app, sock)
+    _say("tabret serve: stopped")
 
 
 def _loaded(service: IndexService) -> str:

@@ -41,6 +41,7 @@ __all__ = ["build_app", "open_socket", "openapi", "serve_http"]
 #: Paths anyone may read without the token (a load balancer's probe).
 OPEN_PATHS = frozenset({"/health"})
 LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "::1", "[::1]"]
+BACKLOG = 2048  # uvicorn's
 
 
 class BadRequest(ValueError):
@@ -264,8 +265,9 @@ def _versions(service: IndexService) -> dict[str, Any]:
 
 
 def open_socket(host: str, port: int) -> socket.socket:
-    """A listening socket on ``host:port`` (port 0: any free one), bound before serving so that
-    the address can be printed and a busy port fails before anything starts."""
+    """A listening socket on ``host:port`` (port 0: any free one), made before serving so that
+    the address can be printed and a busy port fails before anything starts; connections made
+    before the server is up wait in its backlog."""
     family, kind, proto, _, address = socket.getaddrinfo(
         host.strip("[]"), port, type=socket.SOCK_STREAM
     )[0]
@@ -273,6 +275,7 @@ def open_socket(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind(address)
+        sock.listen(BACKLOG)
     except OSError as err:
         sock.close()
         raise OSError(f"cannot listen on {host}:{port}: {err.strerror}") from None
