@@ -212,8 +212,9 @@ async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str,
     """A tool's structured answer; a tool error fails the test with its message."""
     result = await session.call_tool(tool, arguments)
     assert not result.is_error, result.content
-    assert result.structured_content is not None
-    return result.structured_content
+    answer: dict[str, Any] | None = result.structured_content
+    assert answer is not None
+    return answer
 
 
 async def tool_error(session: ClientSession, tool: str, **arguments: Any) -> str:
@@ -377,9 +378,12 @@ def test_token(demo_dir: Path) -> None:
         assert s.get("/version")[0] == 401
         assert s.get("/health")[0] == 200
 
-        async def run(token: str) -> list[str]:
+        async def run(token: str) -> list[dict[str, Any]]:
             async with mcp_http(s.url, token) as session:
-                return (await call(session, "list_databases"))["databases"]
+                databases: list[dict[str, Any]] = (await call(session, "list_databases"))[
+                    "databases"
+                ]
+                return databases
 
         assert len(anyio.run(run, "s3cret")) == 6
         with pytest.raises(Exception) as refused:  # noqa: PT011  (a group: its leaves are read)

@@ -24,6 +24,7 @@ from typing import Any, get_type_hints
 import anyio.to_thread
 from mcp.server.mcpserver import MCPServer
 from pydantic import TypeAdapter, ValidationError
+from pydantic.json_schema import JsonSchemaMode
 from starlette.applications import Starlette
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -112,7 +113,9 @@ class Endpoint:
 
 def openapi(endpoints: list[Endpoint]) -> dict[str, Any]:
     """The OpenAPI 3.1 description of the JSON API, its schemas from the operations' types."""
-    inputs = [(e.name, "validation", e.arguments) for e in endpoints]
+    inputs: list[tuple[str, JsonSchemaMode, TypeAdapter[Any]]] = [
+        (e.name, "validation", e.arguments) for e in endpoints
+    ]
     inputs += [(f"{e.name}:result", "serialization", e.result) for e in endpoints]
     schemas, defs = TypeAdapter.json_schemas(inputs, ref_template="#/components/schemas/{model}")
     components = dict(defs.get("$defs", {}))
@@ -282,7 +285,7 @@ def open_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def serve_http(app: ASGIApp, sock: socket.socket, graceful_timeout: float = 5.0) -> None:
+def serve_http(app: ASGIApp, sock: socket.socket, graceful_timeout: int = 5) -> None:
     """Serves ``app`` on ``sock`` until SIGTERM or Ctrl-C (uvicorn's handlers: requests in
     flight finish, open MCP streams get ``graceful_timeout`` seconds)."""
     import uvicorn
