@@ -476,19 +476,16 @@ def test_reload_under_load(tmp_path: Path, demo_dir: Path, other_dir: Path) -> N
 
 
 def test_a_failed_reload_keeps_the_old_index(tmp_path: Path) -> None:
-    """A save the server cannot load (its embedder is a Python function) is logged and the old
-    index served; the next save that loads is swapped in."""
+    """A save the server cannot load (built with another embedder than its ``--embedder``) is
+    logged and the old index served; the next save that loads is swapped in."""
     from tabret.serve.service import IndexService
 
     index = tmp_path / "idx"
     _save_demo(index)
-    service = IndexService(str(index))
+    service = IndexService(str(index), embedder="hashing")
     assert service.reload_if_changed() is False  # nothing changed
-
-    def embed(texts: list[str]) -> Any:
-        return HashingEmbedder()(texts)
-
-    TableIndex.build(Catalog.from_ddl(DDL), embed, progress=False).save(index, replace=True)
+    other = TableIndex.build(Catalog.from_ddl(DDL), HashingEmbedder(dim=256), progress=False)
+    other.save(index, replace=True)
     assert service.reload_if_changed() is False
     assert service.reload_if_changed() is False  # not tried again until the next save
     assert service.status().generation == 1
