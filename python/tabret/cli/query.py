@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +37,26 @@ if TYPE_CHECKING:
 #: recall (docs/results.md); ``tabret eval`` starts from the scorer's own defaults instead.
 QUERY_RULE: ThresholdRule = "zscore"
 QUERY_THRESHOLD = 1.25
+#: Tables per question when none is asked for (``tabret query --k``, ``tabret serve``).
+DEFAULT_K = 5
+
+
+@dataclass(frozen=True)
+class MethodChoice:
+    """What answers the questions: ``--method`` or a ``--pipeline`` spec, ``--closure``, and the
+    adaptive cut's rule; the defaults are ``tabret query``'s (``tabret serve`` shares them)."""
+
+    method: str = "single-hop"
+    pipeline: str | None = None
+    closure: bool = False
+    adaptive: AdaptiveOptions = field(
+        default_factory=lambda: AdaptiveOptions(rule=QUERY_RULE, value=QUERY_THRESHOLD)
+    )
+
+    @property
+    def spec(self) -> str:
+        """The method or pipeline, as ``score_meaning`` and ``pipeline_stages`` read it."""
+        return self.pipeline or self.method
 
 
 @dataclass(frozen=True)
@@ -45,11 +65,8 @@ class QueryOptions:
     questions: list[str]
     file: str | None
     k: int
-    method: str
-    pipeline: str | None
-    closure: bool
+    choice: MethodChoice
     llm: _llm.LLMChoice
-    adaptive: AdaptiveOptions
     embedder: str | None
     json: bool
     quiet: bool
@@ -78,7 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--k",
         type=positive_int,
-        default=5,
+        default=DEFAULT_K,
         help="tables per question (default: 5; adaptive prints its own cut instead); a note "
         "says when fewer came back (bm25 returns only tables that share a term with the "
         "question)",
@@ -95,7 +112,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _add_method_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--method",
-        default="single-hop",
+        default=MethodChoice.method,
         choices=method_names(),
         help=method_help() + " (default: single-hop). The join graph and the generated "
         "questions come from `tabret index --join-graph --questions`, the LLM from --llm",
@@ -138,11 +155,13 @@ def command(args: argparse.Namespace) -> int:
             questions=list(args.question),
             file=args.file,
             k=args.k,
-            method=args.method,
-            pipeline=args.pipeline,
-            closure=args.closure,
+            choice=MethodChoice(
+                method=args.method,
+                pipeline=args.pipeline,
+                closure=args.closure,
+                adaptive=AdaptiveOptions(rule=args.threshold_rule, value=args.threshold),
+            ),
             llm=_llm.choice(args),
-            adaptive=AdaptiveOptions(rule=args.threshold_rule, value=args.threshold),
             embedder=args.embedder,
             json=args.json,
             quiet=args.quiet,
@@ -166,30 +185,38 @@ def _questions(o: QueryOptions) -> list[str]:
     return questions
 
 
-def run(o: QueryOptions) -> int:
+def load_directory(
+    path: str, embedder: str | None = None, quiet: bool = False
+) -> tuple[TableIndex, SavedParts]:
+    """The index saved in ``path`` and what else its directory holds, from one consistent read;
+    queried with ``embedder`` (a command line's name) or else the one the index was saved with."""
     from tabret._core import load_index
     from tabret.embedders import saved_embedder
     from tabret.index import TableIndex
 
-    questions = _questions(o)
-    core, graph, generated, values = load_index(o.index)  # one consistent read of the directory
-    embedder = (
-        embedder_arg(o.embedder, o.quiet)
-        if o.embedder
-        else saved_embedder(core.embedder_name, progress=not o.quiet)
+    core, graph, generated, values = load_index(path)  # one consistent read of the directory
+    embed = (
+        embedder_arg(embedder, quiet)
+        if embedder
+        else saved_embedder(core.embedder_name, progress=not quiet)
     )
-    index = TableIndex(core, embedder, values)  # type: ignore[arg-type]
-    saved = SavedParts(o.index, graph, generated)
+    index = TableIndex(core, embed, values)  # type: ignore[arg-type]
+    return index, SavedParts(path, graph, generated)
+
+
+def run(o: QueryOptions) -> int:
+    questions = _questions(o)
+    index, saved = load_directory(o.index, o.embedder, o.quiet)
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
-        retriever = make_retriever(o, index, saved, live.llm if live else None)
+        retriever = make_retriever(o.choice, index, saved, live.llm if live else None)
         results = retriever.retrieve(questions, o.k)
-    note = _fewer_note(o, results, index.catalog.num_tables)
+    note = fewer_note(o.choice, o.k, results, index.catalog.num_tables)
     if note:
         print(note, file=sys.stderr)
     if o.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
-    print(f"(rank. score  table; score: {score_meaning(o.pipeline or o.method)})")
+    print(f"(rank. score  table; score: {score_meaning(o.choice.spec)})")
     for res in results:
         print(res.question)
         bridges = {s.table for s in res.trace if s.step == "bridge"}
@@ -205,17 +232,21 @@ def run(o: QueryOptions) -> int:
 OWN_SIZE = frozenset({"adaptive", "crush"})
 
 
-def _fewer_note(o: QueryOptions, results: list[Retrieval], num_tables: int) -> str | None:
-    """A note when questions got fewer than --k tables, with the reason where it is known."""
-    stages = {m.name for m in pipeline_stages(o.pipeline)} if o.pipeline else {o.method}
-    short = [r for r in results if len(r.selected) < o.k]
+def fewer_note(
+    choice: MethodChoice, k: int, results: list[Retrieval], num_tables: int
+) -> str | None:
+    """A note when questions got fewer than ``k`` tables, with the reason where it is known."""
+    stages = (
+        {m.name for m in pipeline_stages(choice.pipeline)} if choice.pipeline else {choice.method}
+    )
+    short = [r for r in results if len(r.selected) < k]
     if not short or stages & OWN_SIZE:
         return None
     if len(results) == 1:
-        what = f"{len(short[0].selected)} of {o.k} tables came back"
+        what = f"{len(short[0].selected)} of {k} tables came back"
     else:
-        what = f"{len(short)} of {len(results)} questions got fewer than {o.k} tables"
-    if num_tables < o.k:
+        what = f"{len(short)} of {len(results)} questions got fewer than {k} tables"
+    if num_tables < k:
         why = f": the index holds {num_tables} tables"
     elif "bm25" in stages:
         why = ": bm25 returns only tables that share a term with the question"
@@ -225,7 +256,7 @@ def _fewer_note(o: QueryOptions, results: list[Retrieval], num_tables: int) -> s
 
 
 def make_retriever(
-    o: QueryOptions, index: TableIndex, saved: SavedParts, llm: LLMLike | None
+    o: MethodChoice, index: TableIndex, saved: SavedParts, llm: LLMLike | None
 ) -> BaseRetriever:
     """The retriever ``--method`` or ``--pipeline`` names over a loaded index (``--closure``
     wraps it)."""
@@ -241,7 +272,7 @@ def make_retriever(
     return closure.build(index, Inputs(first=base), closure.options())
 
 
-def _options(method: Method[Any], o: QueryOptions) -> object:
+def _options(method: Method[Any], o: MethodChoice) -> object:
     return o.adaptive if isinstance(method.options(), AdaptiveOptions) else method.options()
 
 
