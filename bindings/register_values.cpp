@@ -1,9 +1,12 @@
 // The value index (index/value_index.hpp) and its SQLite reader (io/sqlite.hpp).
 #include <tabret/index/value_index.hpp>
 #include <tabret/interrupt.hpp>
+#include <tabret/io/catalog_fingerprint.hpp>
 #include <tabret/io/sqlite.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -32,7 +35,9 @@ void register_values(py::module_& m) {
         });
 
     py::class_<value_index, std::shared_ptr<value_index>>(
-        m, "ValueIndex", "Distinct text values of a catalog's columns, matched in questions.")
+        m, "ValueIndex",
+        "Distinct text values of a catalog's columns, matched in questions. Fill it (add, "
+        "add_sqlite) before a retriever searches it: retrievers read it without the GIL.")
         .def(py::init([](const catalog& cat, std::size_t max_values_per_column,
                          std::size_t max_value_bytes, std::size_t max_bytes) {
                  return std::make_shared<value_index>(
@@ -49,8 +54,17 @@ void register_values(py::module_& m) {
             },
             py::arg("column"), py::arg("values"),
             "Adds values of a column within the bounds; returns how many were kept.")
-        .def("match", &value_index::match, py::arg("question"),
-             py::call_guard<py::gil_scoped_release>())
+        .def(
+            "match",
+            [](const value_index& v, const std::string& question, const std::string& one_word) {
+                if (one_word != "literal" && one_word != "unexplained")
+                    throw py::value_error(fmt::format(
+                        "one_word must be 'literal' or 'unexplained', not '{}'", one_word));
+                return v.match(question, one_word == "literal" ? one_word_values::literal
+                                                               : one_word_values::unexplained);
+            },
+            py::arg("question"), py::arg("one_word") = "unexplained",
+            "The values the question names; one_word: which one-word matches count.")
         .def(
             "values_of",
             [](const value_index& v, column_id c) {
@@ -67,14 +81,17 @@ void register_values(py::module_& m) {
                 if (!db)
                     throw schema_error(fmt::format("no database '{}' in the catalog", db_name));
                 std::optional<std::chrono::milliseconds> budget;
-                if (time_budget_s)
+                if (time_budget_s) {
+                    if (!std::isfinite(*time_budget_s) || *time_budget_s < 0)
+                        throw py::value_error(fmt::format(
+                            "time_budget_s must be a finite number >= 0, not {}", *time_budget_s));
                     budget = std::chrono::milliseconds(
-                        static_cast<long long>(std::max(0.0, *time_budget_s) * 1000));
-                const auto report_fn = python_progress_fn(progress);
-                py::gil_scoped_release release;
+                        static_cast<long long>(std::min(*time_budget_s, 1e12) * 1000));
+                }
+                // The GIL is kept: the index changes, and Python threads may be reading it.
                 const interrupt_scope interruptible(python_interrupt());
-                const auto r = add_sqlite_values(v, cat, *db, path, budget, report_fn);
-                py::gil_scoped_acquire gil;
+                const auto r =
+                    add_sqlite_values(v, cat, *db, path, budget, python_progress_fn(progress));
                 py::dict out;
                 out["columns"] = r.columns;
                 out["values"] = r.values;
@@ -103,6 +120,8 @@ void register_values(py::module_& m) {
                                v.columns_with_values(), v.bytes());
         });
 
+    m.def("catalog_fingerprint", &detail::catalog_fingerprint, py::arg("catalog"),
+          "The checksum of a catalog's names and types that indexes and their parts carry.");
     m.def("normalise_value", &detail::normalise_value, py::arg("text"),
           "The form values and question words are compared in.");
 }

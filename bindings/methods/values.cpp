@@ -2,12 +2,25 @@
 // (retrieval/first_stage/value_retriever.hpp), over the index's value index.
 #include <tabret/retrieval/first_stage/value_retriever.hpp>
 
+#include <string>
+
+#include <fmt/format.h>
+
 #include "../native_method.hpp"
 
 namespace tabret::bindings {
 namespace {
 
-struct values_options {};
+struct values_options {
+    std::string one_word = "unexplained";  ///< one_word_values: "literal" or "unexplained".
+};
+
+one_word_values one_word_of(const std::string& name) {
+    if (name == "literal") return one_word_values::literal;
+    if (name == "unexplained") return one_word_values::unexplained;
+    throw error(
+        fmt::format("values option 'one_word': '{}' is not 'literal' or 'unexplained'", name));
+}
 
 const registration values{method<values_options>(
     {.name = "values",
@@ -18,14 +31,18 @@ const registration values{method<values_options>(
               "values matched in its columns",
      .columns = true,
      .needs = {"values"}},
-    {}, [](const method_inputs& in, const values_options&) {
+    {field("one_word", &values_options::one_word)},
+    [](const method_inputs& in, const values_options& o) {
         if (!in.values)
             throw error(
                 "values needs an index with cell values: build it with `tabret index … --values` "
                 "or TableIndex.build(…, values=…)");
+        const auto one_word = one_word_of(o.one_word);
         return owned<value_retriever>(
-            [](const auto& index, const auto& v) { return value_retriever(*index, *v); }, in.index,
-            in.values);
+            [one_word](const auto& index, const auto& v) {
+                return value_retriever(*index, *v, one_word);
+            },
+            in.index, in.values);
     })};
 
 }  // namespace

@@ -809,10 +809,10 @@ def spider_values(
         try:
             path = spider_db_sqlite(d.name, cache_dir, root)
         except _core.FileError as err:
-            missing[d.name] = str(err)
+            missing[d.name] = f"none ({err})"
             continue
         if path is None:
-            missing[d.name] = "not in spider-db"
+            missing[d.name] = "none (not in spider-db)"
             continue
         lacks = values.add_sqlite(catalog, d.name, path)["missing"]
         if lacks:

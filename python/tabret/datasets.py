@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from tabret import _core
 from tabret.catalog import Catalog
 
 __all__ = ["Question", "data_dir", "demo_catalog", "demo_questions"]
@@ -31,6 +32,24 @@ def _demo_file(name: str) -> Path:
 def demo_catalog() -> Catalog:
     """Six small databases in different domains (69 tables), written for tabret."""
     return Catalog.from_json(_demo_file("catalog.json"))
+
+
+def demo_values(catalog: Catalog | None = None) -> _core.ValueIndex:
+    """The cell values of :func:`demo_catalog`'s text columns (``data/demo/values.json``: a few
+    per column, with the literals the demo questions' SQL compares with), as a value index of
+    ``catalog`` (default: the demo catalog)."""
+    cat = catalog if catalog is not None else demo_catalog()
+    path = _demo_file("values.json")
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    values = _core.ValueIndex(cat)
+    for key, column_values in raw["values"].items():
+        db, table, column = key.split(".")
+        t = cat.find_table(db, table)
+        c = cat.find_column(t, column) if t is not None else None
+        if c is None:
+            raise _core.SchemaError(f"{path}: '{key}' is no column of the catalog")
+        values.add(c, column_values)
+    return values
 
 
 def demo_questions() -> list[Question]:

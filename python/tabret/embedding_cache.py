@@ -95,12 +95,15 @@ def _writable(path: Path) -> bool:
     return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
 
 
-def _read_only_uri(path: Path) -> str:
-    """A read-only SQLite URI for ``path``: ``immutable=1`` on a read-only filesystem, where
-    nobody can change the file (no locks, no -shm needed), ``mode=ro`` elsewhere."""
-    immutable = bool(os.statvfs(path).f_flag & os.ST_RDONLY)
-    quoted = urllib.parse.quote(str(path.resolve()))
-    return f"file:{quoted}?{'immutable=1' if immutable else 'mode=ro'}"
+def _read_only_uris(path: Path) -> list[str]:
+    """The read-only SQLite URIs to try for ``path``: ``immutable=1`` on a read-only
+    filesystem, where nobody can change the file (no locks, no -shm needed); elsewhere
+    ``mode=ro``, then ``immutable=1`` where that cannot read it (a WAL database whose -shm cannot
+    be made in a directory this process cannot write)."""
+    base = f"file://{urllib.parse.quote(str(path.resolve()))}"
+    if os.statvfs(path).f_flag & os.ST_RDONLY:
+        return [f"{base}?immutable=1"]
+    return [f"{base}?mode=ro", f"{base}?immutable=1"]
 
 
 class DiskCachedEmbedder:
@@ -140,6 +143,17 @@ class DiskCachedEmbedder:
         return FileError(f"{self._path}: embedding cache: {what}: {err}")
 
     def _open(self) -> sqlite3.Connection:
+        if not self._read_only:
+            return self._connect(str(self._path), uri=False)
+        *first, last = _read_only_uris(self._path)
+        for target in first:
+            try:
+                return self._connect(target, uri=True)
+            except FileError:
+                continue
+        return self._connect(last, uri=True)
+
+    def _connect(self, target: str, *, uri: bool) -> sqlite3.Connection:
         path = self._path
         if path.exists():
             if not path.is_file():
@@ -152,7 +166,6 @@ class DiskCachedEmbedder:
                     "the file was left untouched"
                 )
         try:
-            target, uri = (_read_only_uri(path), True) if self._read_only else (str(path), False)
             db = sqlite3.connect(
                 target,
                 timeout=BUSY_TIMEOUT_S,

@@ -15,6 +15,7 @@ most ``max_bytes`` whatever the size of the database.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
@@ -50,6 +51,8 @@ def read_values(
     databases of one catalog share one index; the bounds are ``values``'s), else to a new
     :class:`ValueIndex` with the given bounds. A time budget that runs out keeps what was read
     and warns. :class:`tabret.SchemaError` for a database the catalog lacks."""
+    if time_budget_s is not None and not (math.isfinite(time_budget_s) and time_budget_s >= 0):
+        raise ValueError(f"time_budget_s must be a finite number >= 0, not {time_budget_s}")
     if values is None:
         bounds = {
             k: v
@@ -76,7 +79,10 @@ def read_values(
                 stacklevel=2,
             )
     else:
-        complete = _read_sqlalchemy(values, catalog, source, name, schema, time_budget_s)
+        if values.catalog_fingerprint != _core.catalog_fingerprint(catalog):
+            raise _core.Error("read_values: the value index was made for another catalog")
+        report_fn = _progress(progress, catalog, name)
+        complete = _read_sqlalchemy(values, catalog, source, name, schema, time_budget_s, report_fn)
     if not complete:
         warnings.warn(
             f"{name}: the time budget of {time_budget_s} s ran out: the value index holds "
@@ -132,8 +138,10 @@ def _read_sqlalchemy(
     name: str,
     schema: str | None,
     time_budget_s: float | None,
+    progress: Any,
 ) -> bool:
-    """Reads through SQLAlchemy; returns False when the time budget ran out."""
+    """Reads through SQLAlchemy, table by table (``progress(stage, done, total)`` after each);
+    returns False when the time budget ran out. Only values within the bounds are fetched."""
     import sqlalchemy as sa
 
     from tabret._sqlalchemy import _engine
@@ -143,7 +151,8 @@ def _read_sqlalchemy(
     limit, longest = values.max_values_per_column, values.max_value_bytes
     try:
         with engine.connect() as conn:
-            for t in _tables(catalog, name):
+            tables = _tables(catalog, name)
+            for done, t in enumerate(tables, 1):
                 table = catalog.table(t)
                 for c in table.columns:
                     if time_budget_s is not None and time.monotonic() - start > time_budget_s:
@@ -152,10 +161,11 @@ def _read_sqlalchemy(
                     if not _is_text(column.type):
                         continue
                     col: Any = sa.column(column.name)
+                    length = sa.func.length(col)
                     query = (
                         sa.select(col)
                         .select_from(sa.table(table.name, col, schema=schema))
-                        .where(col.is_not(None))
+                        .where(col.is_not(None), length > 0, length <= longest)
                         .distinct()
                         .limit(limit)
                     )
@@ -174,6 +184,8 @@ def _read_sqlalchemy(
                             if isinstance(v, str) and 0 < len(v.encode("utf-8")) <= longest
                         ],
                     )
+                if progress is not None:
+                    progress("values", done, len(tables))
         return True
     finally:
         if owned:

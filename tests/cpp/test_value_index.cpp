@@ -6,6 +6,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,13 @@ TEST_CASE("values and questions compare after case, accent and punctuation foldi
     CHECK(detail::normalise_value("Stark's Park") == "stark s park");
     CHECK(detail::normalise_value("東京 Tower") == "東京 tower");
     CHECK(detail::normalise_value("...") == "");
+    CHECK(detail::normalise_value("\u201cFrance\u201d") == "france");  // typographic quotes
+    CHECK(detail::normalise_value("Stark\u2019s Park\u2014Glasgow\u2026") ==
+          "stark s park glasgow");
+    CHECK(detail::normalise_value("\u00d8resund \u00ff") == "oresund y");
+    CHECK(detail::value_words("\xC3"
+                              "A")
+              .size() == 1);  // an invalid byte stays in its word
     const auto words = detail::value_words("a Zürich-b");
     REQUIRE(words.size() == 3);
     CHECK(words[1].text == "zurich");
@@ -80,22 +88,34 @@ TEST_CASE("a question's values are matched longest first, each word once", "[val
     CHECK(v.match("concerts in Zürich")[0].value == "Zürich");
 }
 
-TEST_CASE("a one-word value counts only where the question marks it as a literal", "[values]") {
-    const auto cat = music();
+TEST_CASE("a one-word value counts where the question marks it, or the schema does not explain it",
+          "[values]") {
+    auto cat = music();
     value_index v(cat);
     v.add(0, strings({"Car", "Name", "France", "DHL", "Smith"}));
-    const auto found = [&](std::string_view q) {
+    const auto found = [&](std::string_view q, one_word_values w) {
         std::vector<std::string> out;
-        for (const auto& m : v.match(q)) out.push_back(m.value);
+        for (const auto& m : v.match(q, w)) out.push_back(m.value);
         return out;
     };
-    CHECK(found("What is the name of the car?").empty());          // words of the question
-    CHECK(found("Car models from France").size() == 1);            // "Car" starts the question
-    CHECK(found("cars sold in france") == strings({}));            // lower case: a word
-    CHECK(found("cars sold in 'france'") == strings({"France"}));  // quoted
-    CHECK(found("DHL shipments") == strings({"DHL"}));             // capitals
-    CHECK(found("the teacher's name is Smith") == strings({"Smith"}));
-    CHECK(found("the teacher's name is 'Smith'") == strings({"Smith"}));
+    constexpr auto literal = one_word_values::literal;
+    CHECK(found("What is the name of the car?", literal).empty());          // words of the question
+    CHECK(found("Car models from France", literal).size() == 1);            // "Car" starts it
+    CHECK(found("cars sold in france", literal).empty());                   // lower case: a word
+    CHECK(found("cars sold in 'france'", literal) == strings({"France"}));  // quoted
+    CHECK(found("DHL shipments", literal) == strings({"DHL"}));             // capitals
+    CHECK(found("the teacher's name is Smith", literal) == strings({"Smith"}));
+    CHECK(found("the teacher's name is 'Smith'", literal) == strings({"Smith"}));
+    CHECK(found("shipped by \u201cDHL\u201d", literal) == strings({"DHL"}));
+    constexpr auto unexplained = one_word_values::unexplained;
+    // "name" is a column of the catalog, "car" and "france" name nothing in it
+    CHECK(found("What is the name of the car?", unexplained) == strings({"Car"}));
+    CHECK(found("cars sold in france", unexplained) == strings({"France"}));
+    cat.add_column(cat.add_table(0, "car_makers"), "maker", "text");
+    value_index with_cars(cat);
+    with_cars.add(0, strings({"Car"}));
+    CHECK(with_cars.match("What is the name of the car?").empty());
+    CHECK(with_cars.match("the 'car' of the year").size() == 1);
 }
 
 TEST_CASE("a value held by fewer columns weighs more", "[values]") {
@@ -169,6 +189,9 @@ TEST_CASE("values are read from a SQLite file: text values only, within the boun
     const auto partial = add_sqlite_values(w, wider, 0, path);
     CHECK(partial.missing == strings({"singer.age", "ghost"}));
     CHECK(partial.values == 5);
+    value_index huge(cat, {.max_values_per_column = SIZE_MAX, .max_value_bytes = SIZE_MAX});
+    CHECK(add_sqlite_values(huge, cat, 0, path).values == 5);  // bounds beyond SQLite's integers
+    CHECK_THROWS_WITH(add_sqlite_values(w, cat, 0, path), Catch::Contains("another catalog"));
     CHECK_THROWS_WITH(add_sqlite_values(v, cat, 0, dir.path() / "missing.db"),
                       Catch::Contains("missing.db"));
 }
@@ -179,13 +202,14 @@ TEST_CASE("the values stage ranks the tables holding the question's values, with
     const auto index = table_index::build(cat, e, "hashing");
     const auto v = music_values(cat);
     const value_retriever r(index, v);
-    const std::vector<std::string> qs{"Did Joe Sharp sing at Hampden Park in France?",
-                                      "How many concerts?"};
-    const auto out = r.retrieve(qs, {.k = 5});
+    const std::vector<std::string> qs{
+        "Did Joe Sharp sing at Hampden Park in France or the Netherlands?", "How many concerts?"};
+    const auto out = r.retrieve(qs, {.k = 5, .k_columns = 5});
     REQUIRE(out[0].tables.size() == 2);
+    CHECK(out[0].columns.size() == 3);  // name, country (two values: once), stadium.name
     CHECK(cat.table(out[0].tables[0].table).name == "singer");  // two values
     CHECK(cat.table(out[0].tables[1].table).name == "stadium");
-    CHECK(out[0].trace.size() == 3);
+    CHECK(out[0].trace.size() == 4);
     CHECK(out[0].trace[0].step == "values");
     CHECK(out[1].tables.empty());
     const auto one = r.retrieve(std::span(qs).first(1), {.k = 1});

@@ -163,3 +163,47 @@ def test_tabret_index_values_and_query_values_pipeline(shop: Path, tmp_path: Pat
     )
     assert wrong.returncode != 0
     assert "--values-time-budget goes with --values" in wrong.stderr
+
+
+@pytest.mark.parametrize("budget", [float("inf"), float("nan"), -1.0])
+def test_a_time_budget_must_be_finite_and_not_negative(shop: Path, budget: float) -> None:
+    cat = Catalog.from_sqlite(shop)
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        read_values(cat, shop, time_budget_s=budget, progress=False)
+
+
+def test_values_for_another_catalog_are_refused_when_read(shop: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    other = ValueIndex(Catalog.from_sqlite(shop, "other"))
+    with pytest.raises(tabret.Error, match="another catalog"):
+        read_values(cat, shop, values=other, progress=False)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--benchmark", "spider2-lite", "--values"], "no cell values for spider2-lite"),
+        (["--benchmark", "demo", "--values-cache", "x"], "--values-cache goes with --values"),
+        (["--benchmark", "demo", "--pipeline", "hybrid + values"], "add --values"),
+        (["--benchmark", "demo", "--values", "--families", "collapse"], "--families collapse"),
+    ],
+)
+def test_eval_refuses_what_values_cannot_do_before_any_work(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tabret.cli import main
+
+    assert main(["eval", "--embedder", "hashing", "--quiet", *argv]) == 1
+    captured = capsys.readouterr()
+    assert message in captured.err
+    assert "|" not in captured.out  # refused before any evaluation
+
+
+def test_eval_values_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    from tabret.cli import main
+
+    argv = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--values"]
+    assert main([*argv, "--pipeline", "hybrid", "hybrid + values", "--k", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "values: " in out
+    assert "| hybrid + values |" in out

@@ -39,6 +39,14 @@ struct value_index_options {
     std::size_t max_bytes = 64u << 20;         ///< All values kept, in bytes.
 };
 
+/**
+ * @brief Which one-word matches count (a match of two or more words always does): only words
+ * the question marks as literals (detail::marked_words), or also the words that name nothing
+ * in the catalog's schema ("the maternity ward" when no table or column is called maternity;
+ * never "the car" in a catalog with a `car_makers` table).
+ */
+enum class one_word_values { literal, unexplained };
+
 /// A value of the index that the question names.
 struct value_match {
     column_id column = 0;
@@ -52,11 +60,12 @@ namespace detail {
 /// The Latin-1 Supplement and Latin Extended-A letter @p cp without its accent, lower case,
 /// or 0 when it has no plain ASCII base.
 inline char latin_base(std::uint32_t cp) {
-    static constexpr std::string_view supplement =  // U+00C0 … U+00FF
+    using namespace std::string_view_literals;  // a literal with its NULs, not cut at the first
+    static constexpr auto supplement =          // U+00C0 … U+00FF
         "aaaaaaaceeeeiiii"
         "dnooooo\0ouuuuyts"
         "aaaaaaaceeeeiiii"
-        "dnooooo\0ouuuuyty";
+        "dnooooo\0ouuuuyty"sv;
     static constexpr std::string_view extended =  // U+0100 … U+017F, in pairs
         "aaaaaaccccccccdd"
         "ddeeeeeeeeeegggg"
@@ -71,6 +80,31 @@ inline char latin_base(std::uint32_t cp) {
     return 0;
 }
 
+/// The code point at @p i of @p s and its length in bytes; an invalid or cut sequence is one
+/// byte, code point 0.
+inline std::pair<std::uint32_t, std::size_t> decode_utf8(std::string_view s, std::size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    const std::size_t n = (c & 0xE0) == 0xC0   ? 2
+                          : (c & 0xF0) == 0xE0 ? 3
+                          : (c & 0xF8) == 0xF0 ? 4
+                                               : 1;
+    if (n == 1 || i + n > s.size()) return {0, 1};
+    std::uint32_t cp = c & (0x7Fu >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) return {0, 1};
+        cp = (cp << 6) | (b & 0x3Fu);
+    }
+    return {cp, n};
+}
+
+/// Punctuation and spaces beyond ASCII: Latin-1's (¡ … ¿, ×, ÷, the no-break space), General
+/// Punctuation (’ “ ” — … and the thin spaces) and CJK punctuation (、。「」).
+inline bool is_separator(std::uint32_t cp) {
+    return (cp >= 0xA0 && cp <= 0xBF) || cp == 0xD7 || cp == 0xF7 ||
+           (cp >= 0x2000 && cp <= 0x206F) || (cp >= 0x3000 && cp <= 0x303F);
+}
+
 /// One word of a text in the form values are compared in, and where it was.
 struct value_word {
     std::string text;                ///< Lower case ASCII, Latin accents removed.
@@ -80,7 +114,8 @@ struct value_word {
 /**
  * @brief The words of @p s in the form values and question words are compared in: ASCII lower
  * case, Latin accents removed ("Zürich" → "zurich"); every run of other characters
- * (punctuation, spaces) separates words. Other non-ASCII letters are kept as they are.
+ * (punctuation and spaces, ASCII or not: is_separator) separates words. Other non-ASCII
+ * letters are kept as they are; an invalid UTF-8 byte is kept as a byte of its word.
  */
 inline std::vector<value_word> value_words(std::string_view s) {
     std::vector<value_word> out;
@@ -103,21 +138,11 @@ inline std::vector<value_word> value_words(std::string_view s) {
             ++i;
             continue;
         }
-        std::size_t n = 1;
-        std::uint32_t cp = 0;
-        if ((c & 0xE0) == 0xC0 && i + 1 < s.size()) {
-            n = 2;
-            cp = ((c & 0x1Fu) << 6) | (static_cast<unsigned char>(s[i + 1]) & 0x3Fu);
-        } else if ((c & 0xF0) == 0xE0) {
-            n = 3;
-        } else if ((c & 0xF8) == 0xF0) {
-            n = 4;
-        }
-        n = std::min(n, s.size() - i);
+        const auto [cp, n] = detail::decode_utf8(s, i);
         if (const char base = latin_base(cp)) {
             put(std::string_view(&base, 1), i, n);
-        } else if (cp == 0xD7 || cp == 0xF7 || (cp >= 0xA0 && cp <= 0xBF)) {
-            in_word = false;  // × ÷ and Latin-1 punctuation
+        } else if (is_separator(cp)) {
+            in_word = false;
         } else {
             put(s.substr(i, n), i, n);
         }
@@ -139,9 +164,8 @@ inline std::string normalise_value(std::string_view s) {
 /**
  * @brief For each word of @p question (value_words), whether the question marks it as a
  * literal rather than a word of its own: inside quotes ('…', "…", “…”), capitalised other than
- * as the question's first word or a sentence's, in capitals (DHL), or holding a digit. A value
- * matched by one word only counts when that word is marked ("the DHL shipments", "from 'France'",
- * "in 2014", but not "the car" or "names"); a match of two or more words always counts.
+ * as the question's first word or a sentence's, in capitals (DHL), or holding a digit ("the DHL
+ * shipments", "from 'France'", "in 2014"; not "the car" or "names").
  */
 inline std::vector<bool> marked_words(std::string_view question,
                                       const std::vector<value_word>& words) {
@@ -204,9 +228,8 @@ inline bool is_evidence(std::string_view key, std::span<const value_word> words)
 /**
  * @brief The distinct text values of a catalog's columns, and exact matching of a question's
  * word n-grams against them after normalisation (detail::normalise_value): longest match
- * first, each question word in at most one match, a one-word match only where the question
- * marks the word as a literal (detail::marked_words). Built by add(); immutable and thread-safe
- * afterwards.
+ * first, each question word in at most one match, a one-word match only as one_word_values
+ * says. Built by add(); immutable and thread-safe afterwards.
  */
 class value_index {
   public:
@@ -221,6 +244,12 @@ class value_index {
           values_(cat.columns().size()) {
         if (options.max_values_per_column == 0 || options.max_value_bytes == 0)
             throw error("value index: max_values_per_column and max_value_bytes must be positive");
+        const auto learn = [&](std::string_view name, std::string_view nl_name) {
+            for (auto& t : schema_tokens(name)) schema_words_.insert(std::move(t));
+            for (auto& w : detail::value_words(nl_name)) schema_words_.insert(std::move(w.text));
+        };
+        for (const auto& t : cat.tables()) learn(t.name, t.nl_name);
+        for (const auto& c : cat.columns()) learn(c.name, c.nl_name);
     }
 
     /**
@@ -250,7 +279,8 @@ class value_index {
     }
 
     /// The values of the question, best evidence first (weight, then column).
-    [[nodiscard]] std::vector<value_match> match(std::string_view question) const {
+    [[nodiscard]] std::vector<value_match> match(
+        std::string_view question, one_word_values one_word = one_word_values::unexplained) const {
         std::vector<value_match> out;
         const auto words = detail::value_words(question);
         const auto marked = detail::marked_words(question, words);
@@ -262,7 +292,9 @@ class value_index {
                                 used.begin() + static_cast<std::ptrdiff_t>(i + n),
                                 [](bool u) { return u; }))
                     continue;
-                if (n == 1 && !marked[i]) continue;
+                if (n == 1 && !marked[i] &&
+                    (one_word == one_word_values::literal || schema_words_.contains(words[i].text)))
+                    continue;
                 std::string key = words[i].text;
                 for (std::size_t j = i + 1; j < i + n; ++j) key += ' ' + words[j].text;
                 const auto it = by_key_.find(key);
@@ -397,6 +429,7 @@ class value_index {
     value_index_options options_;
     std::vector<std::vector<std::string>> values_;  ///< By column, as added.
     std::unordered_map<std::string, std::vector<std::pair<column_id, std::uint32_t>>> by_key_;
+    std::unordered_set<std::string> schema_words_;  ///< Words of its table and column names.
     std::size_t max_words_ = 1, count_ = 0, bytes_ = 0, skipped_ = 0, columns_with_values_ = 0;
 };
 

@@ -30,10 +30,12 @@ catalog load_sqlite(const std::filesystem::path& path, std::string db_name = {})
 
 /// What add_sqlite_values read.
 struct value_read_report {
-    std::size_t columns = 0;           ///< Columns read.
-    std::size_t values = 0;            ///< Values kept.
-    bool complete = true;              ///< False when the time budget ran out first.
-    std::vector<std::string> missing;  ///< Tables (and `table.column`s) not in the file.
+    std::size_t columns = 0;  ///< Columns read.
+    std::size_t values = 0;   ///< Values kept.
+    bool complete = true;     ///< False when the time budget ran out first.
+    /// Tables and `table.column`s not in the file, and `table.column (why)` for those that
+    /// could not be read (a view over a dropped table).
+    std::vector<std::string> missing;
 };
 
 /**
@@ -43,7 +45,8 @@ struct value_read_report {
  * done); stops, incomplete, when @p time_budget runs out. Tables and columns are found by
  * @p cat's names (case-insensitively); those the file lacks are skipped and listed in
  * `missing` (none when @p cat was read from the same file).
- * @throws io_error for a file that cannot be read; whatever check_interrupt() throws (Ctrl-C).
+ * @throws error when @p values was made for another catalog than @p cat; io_error for a file
+ * that cannot be read; whatever check_interrupt() throws (Ctrl-C; checked between columns).
  */
 value_read_report add_sqlite_values(value_index& values, const catalog& cat, database_id db,
                                     const std::filesystem::path& path,

@@ -348,9 +348,10 @@ class response_cache {
         return ::statvfs(file.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY) != 0;
     }
 
-    /// A `file:` URI naming @p path (SQLite's URI syntax: '%', '?' and '#' escaped).
+    /// A `file:` URI naming @p path (SQLite's URI syntax: '%', '?' and '#' escaped; an
+    /// absolute path after an empty authority, so that `//x` is no host).
     static std::string file_uri(const std::string& path) {
-        std::string out = "file:";
+        std::string out = path.starts_with('/') ? "file://" : "file:";
         for (const char c : path) {
             if (c == '%' || c == '?' || c == '#')
                 out += fmt::format("%{:02X}", static_cast<unsigned char>(c));
@@ -393,9 +394,20 @@ class response_cache {
             path.string()));
     }
 
+    /// Opens @p name. A read-only cache is opened `mode=ro`, or `immutable=1` on a read-only
+    /// filesystem or where `mode=ro` cannot read it (a WAL database whose `-shm` cannot be made
+    /// in a directory this process cannot write).
     void open(const std::string& name, bool memory) {
+        if (!read_only_ || on_read_only_filesystem(name)) return open(name, memory, read_only_);
+        try {
+            open(name, memory, false);
+        } catch (const io_error&) {
+            open(name, memory, true);
+        }
+    }
+
+    void open(const std::string& name, bool memory, bool immutable) {
         sqlite3* raw = nullptr;
-        const bool immutable = read_only_ && on_read_only_filesystem(name);
         const auto target =
             read_only_ ? file_uri(name) + (immutable ? "?immutable=1" : "?mode=ro") : name;
         const int flags = read_only_ ? SQLITE_OPEN_READONLY | SQLITE_OPEN_URI

@@ -38,10 +38,13 @@ def command(args: argparse.Namespace) -> int:
 #: The documented default pipeline (docs/choosing-a-method.md), here without an LLM: each
 #: question is its own only sub-query, and the generated questions are templates.
 PIPELINE = "hybrid + reverse > greedy-join"
+#: The same with the demo catalog's cell values fused in (the values stage, tabret.values).
+WITH_VALUES = "hybrid + reverse + values > greedy-join"
 
 
 def run(o: DemoOptions) -> int:
     from tabret.benchmarks import demo
+    from tabret.datasets import demo_values
     from tabret.eval import evaluate, format_table
     from tabret.index import DenseRetriever, TableIndex
     from tabret.join import JoinGraph
@@ -51,7 +54,12 @@ def run(o: DemoOptions) -> int:
     bench = demo()
     print(f"demo catalog: {bench.catalog!r}")
     embedder = embedder_arg(o.embedder, o.quiet)
-    index = TableIndex.build(bench.catalog, embedder, progress=not o.quiet)  # type: ignore[arg-type]
+    index = TableIndex.build(
+        bench.catalog,
+        embedder,  # type: ignore[arg-type]
+        values=demo_values(bench.catalog),
+        progress=not o.quiet,
+    )
     progress = not o.quiet
     inputs = Inputs(
         graph=JoinGraph.build(index, progress=progress),
@@ -60,8 +68,12 @@ def run(o: DemoOptions) -> int:
     methods = {
         "single-hop": DenseRetriever(index),
         PIPELINE: build_pipeline(PIPELINE, index, inputs),
+        WITH_VALUES: build_pipeline(WITH_VALUES, index, inputs),
     }
-    print(f"embedder: {index.embedder_name}; top {o.k} tables of single-hop and of {PIPELINE}\n")
+    print(
+        f"embedder: {index.embedder_name}; top {o.k} tables of single-hop, {PIPELINE} and, "
+        f"with the demo's cell values, {WITH_VALUES}\n"
+    )
     shown = bench.questions[: o.limit]
     texts = [q.question for q in shown]
     answers = {name: r.retrieve(texts, o.k) for name, r in methods.items()}

@@ -523,8 +523,7 @@ def run(o: EvalOptions) -> int:
     from tabret.eval import merge_results
 
     _check_level(o)
-    if not o.values and any("values" in METHODS[m].needs for m in _stage_names(o)):
-        raise ValueError("the values stage needs the databases' cell values: add --values")
+    _check_values(o)
     if o.prompt_tokens and o.level != "table":
         raise ValueError("--prompt-tokens counts the tables' DDL: use --level table")
     counter = _token_counter(o)
@@ -612,33 +611,66 @@ def _evaluate(
     return results
 
 
+def _values_source(o: EvalOptions) -> Literal["sqlite", "spider-db", "jar", "demo"] | None:
+    """Where --values reads the cell values from (None: the data holds none)."""
+    if o.questions is not None:
+        if o.catalog_format == "sqlite":
+            return "sqlite"
+        return "spider-db" if o.catalog_format == "spider" else None
+    if o.benchmark.startswith("spider-"):
+        return "spider-db"
+    if o.benchmark.startswith("bird"):
+        return "jar"
+    return "demo" if o.benchmark == "demo" else None
+
+
+def _check_values(o: EvalOptions) -> None:
+    """--values and the values stage: what cannot work is refused before anything is built."""
+    if not o.values:
+        if any("values" in METHODS[m].needs for m in _stage_names(o)):
+            raise ValueError("the values stage needs the databases' cell values: add --values")
+        if o.values_cache is not None:
+            raise ValueError("--values-cache goes with --values")
+        return
+    if _values_source(o) is None:
+        what = f"--catalog-format {o.catalog_format}" if o.questions else o.benchmark
+        raise ValueError(
+            f"--values: the data holds no cell values for {what} (they come from spider-db/ for "
+            "Spider benchmarks and spider catalogs, JAR's samples for BIRD, the file for a "
+            "sqlite --catalog, and the demo's own)"
+        )
+    if "collapse" in (o.families, o.copies):
+        raise ValueError(
+            "--values reads the databases' own tables: it cannot go with --families collapse "
+            "or --copies collapse"
+        )
+
+
 def _values(o: EvalOptions, bench: Benchmark) -> ValueIndex:
     """--values: the cell values of ``bench``'s databases that the data holds."""
     from tabret.benchmarks import spider_values
+    from tabret.datasets import demo_values
     from tabret.values import ValueIndex, read_values
 
     cat = bench.catalog
     out = sys.stderr if o.json else sys.stdout
-    spider = o.catalog_format == "spider" if o.questions is not None else bench.name[:6] == "spider"
-    if o.questions is not None and o.catalog_format == "sqlite":
+    source = _values_source(o)
+    if source == "sqlite":
         values = read_values(cat, str(o.catalog), progress=not o.quiet)
-    elif spider:
+    elif source == "demo":
+        values = demo_values(cat)
+    elif source == "spider-db":
         cache = Path(o.values_cache) if o.values_cache else _cache_home() / "spider-db"
         values, missing = spider_values(cat, cache, o.data_dir, progress=not o.quiet)
         for db, why in sorted(missing.items()):
-            print(f"values: {db}: none ({why})", file=out)
-    elif o.questions is None and bench.name.startswith("bird"):
+            print(f"values: {db}: {why}", file=out)
+    else:
         from tabret.join import jar_column_stats
 
         stats = jar_column_stats(cat, "bird", o.data_dir)
         values = ValueIndex(cat)
         for c in range(cat.num_columns):
             values.add(c, stats.values(c))
-    else:
-        raise ValueError(
-            f"--values: no cell values for {bench.name} (a --questions run reads them from a "
-            "sqlite --catalog, or from spider-db/ for a spider one)"
-        )
     print(
         f"values: {len(values):,} values in {values.columns_with_values:,} columns "
         f"({values.bytes:,} bytes; {values.skipped:,} skipped by the bounds or as no evidence)",

@@ -12,8 +12,10 @@
 #include <array>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +29,7 @@
 #include "tabret/catalog.hpp"
 #include "tabret/error.hpp"
 #include "tabret/interrupt.hpp"
+#include "tabret/io/catalog_fingerprint.hpp"
 #include "tabret/io/text_file.hpp"
 #include "tabret/text/case.hpp"
 #include "tabret/text/utf8.hpp"
@@ -244,10 +247,12 @@ std::vector<std::string> sqlite_column_values(const sqlite_reader& r, const std:
                                               const std::string& column,
                                               const value_index_options& bounds) {
     const auto col = sql_identifier(column);
+    constexpr std::size_t most = std::numeric_limits<std::int64_t>::max();  // SQLite's integers
     const auto sql = fmt::format(
         "SELECT DISTINCT {0} FROM {1} WHERE typeof({0}) = 'text' AND length(CAST({0} AS BLOB)) "
         "BETWEEN 1 AND {2} LIMIT {3}",
-        col, sql_identifier(table), bounds.max_value_bytes, bounds.max_values_per_column);
+        col, sql_identifier(table), std::min(bounds.max_value_bytes, most),
+        std::min(bounds.max_values_per_column, most));
     std::vector<std::string> out;
     r.query(
         sql.c_str(), std::nullopt,
@@ -267,6 +272,8 @@ value_read_report add_sqlite_values(value_index& values, const catalog& cat, dat
                                     const std::filesystem::path& path,
                                     std::optional<std::chrono::milliseconds> time_budget,
                                     const progress_fn& progress) {
+    if (values.catalog_fingerprint() != detail::catalog_fingerprint(cat))
+        throw error("add_sqlite_values: the value index was made for another catalog");
     const detail::sqlite_reader r(path);
     const auto start = std::chrono::steady_clock::now();
     const auto& tables = cat.database(db).tables;
@@ -290,10 +297,14 @@ value_read_report add_sqlite_values(value_index& values, const catalog& cat, dat
                 report.complete = false;
                 return report;
             }
-            const auto vs =
-                detail::sqlite_column_values(r, table.name, cat.column(c).name, values.options());
-            report.values += values.add(c, vs);
-            ++report.columns;
+            const auto& name = cat.column(c).name;
+            try {
+                const auto vs = detail::sqlite_column_values(r, table.name, name, values.options());
+                report.values += values.add(c, vs);
+                ++report.columns;
+            } catch (const io_error& err) {  // e.g. a view over a dropped table
+                report.missing.push_back(fmt::format("{}.{} ({})", table.name, name, err.what()));
+            }
         }
         if (progress) progress("values", i + 1, tables.size());
     }

@@ -24,17 +24,19 @@ namespace tabret {
 
 /**
  * @brief score(t) = Σ over the distinct values v of t's columns that the question names of
- * weight(v) (value_index::match). Columns are the matched ones, by weight; the trace says
+ * weight(v) (value_index::match). Columns are the matched ones of the returned tables, each
+ * once, by weight; the trace says
  * which value matched in which column. Holds the index and the values by reference.
  * Thread-safe.
  */
 class value_retriever {
   public:
-    template <class A0, class A1>
-    requires detail::any_temporary<A0, A1> value_retriever(A0&&, A1&&)
+    template <class A0, class A1, class... Rest>
+    requires detail::any_temporary<A0, A1> value_retriever(A0&&, A1&&, Rest&&...)
     = delete;
-    value_retriever(const table_index& index, const value_index& values)
-        : index_(index), values_(values) {
+    value_retriever(const table_index& index, const value_index& values,
+                    one_word_values one_word = one_word_values::unexplained)
+        : index_(index), values_(values), one_word_(one_word) {
         if (values.catalog_fingerprint() != index.catalog_fingerprint())
             throw error("values: the value index was read for another catalog than the index's");
     }
@@ -50,7 +52,7 @@ class value_retriever {
   private:
     retrieval one(const std::string& question, const retrieve_options& o) const {
         const auto& cat = index_.catalog();
-        const auto matches = values_.match(question);
+        const auto matches = values_.match(question, one_word_);
         // Per table, each distinct value once (the same value in two of its columns).
         std::unordered_map<table_id, std::map<std::string, float>> found;
         for (const auto& m : matches) {
@@ -73,13 +75,23 @@ class value_retriever {
                     r.trace.push_back(
                         {t.table, "values",
                          fmt::format("'{}' in {}", m.value, cat.column(m.column).name), m.weight});
-        for (std::size_t c = 0; c < std::min(o.k_columns, matches.size()); ++c)
-            r.columns.push_back({matches[c].column, matches[c].weight});
+        // the matched columns of the returned tables, each once (matches come best first)
+        for (const auto& m : matches) {
+            if (r.columns.size() == o.k_columns) break;
+            const bool returned = std::ranges::any_of(r.tables, [&](const scored_table& t) {
+                return t.table == cat.column(m.column).table;
+            });
+            if (returned && std::ranges::none_of(r.columns, [&](const scored_column& c) {
+                    return c.column == m.column;
+                }))
+                r.columns.push_back({m.column, m.weight});
+        }
         return r;
     }
 
     const table_index& index_;
     const value_index& values_;
+    one_word_values one_word_;
 };
 
 }  // namespace tabret
