@@ -63,7 +63,7 @@ void register_values(py::module_& m) {
                 return v.match(question, one_word == "literal" ? one_word_values::literal
                                                                : one_word_values::unexplained);
             },
-            py::arg("question"), py::arg("one_word") = "unexplained",
+            py::arg("question"), py::arg("one_word") = "literal",
             "The values the question names; one_word: which one-word matches count.")
         .def(
             "values_of",

@@ -12,7 +12,7 @@ namespace tabret::bindings {
 namespace {
 
 struct values_options {
-    std::string one_word = "unexplained";  ///< one_word_values: "literal" or "unexplained".
+    std::string one_word = "literal";  ///< one_word_values: "literal" or "unexplained".
 };
 
 one_word_values one_word_of(const std::string& name) {

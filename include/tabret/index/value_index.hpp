@@ -280,7 +280,7 @@ class value_index {
 
     /// The values of the question, best evidence first (weight, then column).
     [[nodiscard]] std::vector<value_match> match(
-        std::string_view question, one_word_values one_word = one_word_values::unexplained) const {
+        std::string_view question, one_word_values one_word = one_word_values::literal) const {
         std::vector<value_match> out;
         const auto words = detail::value_words(question);
         const auto marked = detail::marked_words(question, words);

@@ -35,7 +35,7 @@ class value_retriever {
     requires detail::any_temporary<A0, A1> value_retriever(A0&&, A1&&, Rest&&...)
     = delete;
     value_retriever(const table_index& index, const value_index& values,
-                    one_word_values one_word = one_word_values::unexplained)
+                    one_word_values one_word = one_word_values::literal)
         : index_(index), values_(values), one_word_(one_word) {
         if (values.catalog_fingerprint() != index.catalog_fingerprint())
             throw error("values: the value index was read for another catalog than the index's");
