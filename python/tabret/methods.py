@@ -575,7 +575,9 @@ def _native(method: _core.NativeMethod) -> Method[Any]:
     )
 
 
-_ALL += [_native(m) for m in _core.native_methods()]
+# By name: the order in which C++ files register their methods at load is unspecified (it
+# changed between the optimised and the sanitized build), and lists and docs must not depend on it.
+_ALL += [_native(m) for m in sorted(_core.native_methods(), key=lambda m: m.name)]
 
 #: Every method by name, in the order the command line and the docs list them.
 METHODS: dict[str, Method[Any]] = {m.name: m for m in _ALL}

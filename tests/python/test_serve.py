@@ -117,9 +117,14 @@ def expected(demo_dir: Path) -> Expected:
     )
 
 
+#: What a server subprocess needs of this one's environment: tabret from a checkout, and under
+#: `make sanitize` the preloaded sanitizer runtimes and their options.
+_PASSED_ON = ("PYTHONPATH", "TABRET_DATA_DIR", "LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")
+
+
 def _env() -> dict[str, str]:
-    """What a server subprocess needs of this one's environment (tabret from a checkout)."""
-    return {k: os.environ[k] for k in ("PYTHONPATH", "TABRET_DATA_DIR") if k in os.environ}
+    """The variables of :data:`_PASSED_ON` this process has (the SDK adds PATH, HOME, …)."""
+    return {k: os.environ[k] for k in _PASSED_ON if k in os.environ}
 
 
 @dataclass
