@@ -22,7 +22,7 @@ from typing import Any
 from tabret import _core
 from tabret.benchmarks import Benchmark, load_benchmark, spider_values
 from tabret.join import jar_column_stats
-from tabret.values import ValueIndex
+from tabret.values import ValueIndex, from_column_stats
 
 PIPELINES = [
     "single-hop",
@@ -43,10 +43,7 @@ def read(bench: Benchmark, cache: Path) -> tuple[ValueIndex, float]:
         values, _ = spider_values(cat, cache, progress=False)
         return values, time.perf_counter() - start
     start = time.perf_counter()
-    stats = jar_column_stats(cat, "bird")
-    values = ValueIndex(cat)
-    for c in range(cat.num_columns):
-        values.add(c, stats.values(c))
+    values = from_column_stats(cat, jar_column_stats(cat, "bird"))
     return values, time.perf_counter() - start
 
 

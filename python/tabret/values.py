@@ -25,7 +25,7 @@ from typing import Any
 from tabret import _core
 from tabret._core import FileError, SchemaError, ValueIndex, ValueMatch, normalise_value
 
-__all__ = ["ValueIndex", "ValueMatch", "normalise_value", "read_values"]
+__all__ = ["ValueIndex", "ValueMatch", "from_column_stats", "normalise_value", "read_values"]
 
 #: Declared types whose columns hold text (matched case-insensitively as substrings); a column
 #: without a declared type is read too. SQLite files are read by each value's own type instead.
@@ -89,6 +89,15 @@ def read_values(
             "the values of the columns read so far",
             stacklevel=2,
         )
+    return values
+
+
+def from_column_stats(catalog: _core.Catalog, stats: _core.ColumnStats) -> ValueIndex:
+    """The sample values of ``stats`` (e.g. :func:`tabret.join.jar_column_stats`, or
+    :func:`tabret.join.column_stats_from_database`) as a value index of ``catalog``."""
+    values = ValueIndex(catalog)
+    for c in range(catalog.num_columns):
+        values.add(c, stats.values(c))
     return values
 
 

@@ -650,7 +650,7 @@ def _values(o: EvalOptions, bench: Benchmark) -> ValueIndex:
     """--values: the cell values of ``bench``'s databases that the data holds."""
     from tabret.benchmarks import spider_values
     from tabret.datasets import demo_values
-    from tabret.values import ValueIndex, read_values
+    from tabret.values import from_column_stats, read_values
 
     cat = bench.catalog
     out = sys.stderr if o.json else sys.stdout
@@ -667,10 +667,7 @@ def _values(o: EvalOptions, bench: Benchmark) -> ValueIndex:
     else:
         from tabret.join import jar_column_stats
 
-        stats = jar_column_stats(cat, "bird", o.data_dir)
-        values = ValueIndex(cat)
-        for c in range(cat.num_columns):
-            values.add(c, stats.values(c))
+        values = from_column_stats(cat, jar_column_stats(cat, "bird", o.data_dir))
     print(
         f"values: {len(values):,} values in {values.columns_with_values:,} columns "
         f"({values.bytes:,} bytes; {values.skipped:,} skipped by the bounds or as no evidence)",
