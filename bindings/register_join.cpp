@@ -206,11 +206,28 @@ void register_saved(py::module_& m) {
             if (saved.graph) g = std::make_shared<join_graph>(std::move(*saved.graph));
             if (saved.questions) q = std::make_shared<question_index>(std::move(*saved.questions));
             if (saved.values) v = std::make_shared<value_index>(std::move(*saved.values));
-            return py::make_tuple(std::make_shared<table_index>(std::move(saved.index)), g, q, v);
+            const py::object tuning =
+                saved.tuning ? py::object(py::str(saved.tuning->dump())) : py::object(py::none());
+            return py::make_tuple(std::make_shared<table_index>(std::move(saved.index)), g, q, v,
+                                  tuning);
         },
         py::arg("path"), py::arg("graph") = true, py::arg("questions") = true,
         "Loads an index directory in one consistent read: (index, join graph or None, "
-        "questions or None, values or None); graph/questions False skip those parts.");
+        "questions or None, values or None, tuned pipeline as JSON text or None); "
+        "graph/questions False skip those parts.");
+    m.def(
+        "save_tuning",
+        [](const std::filesystem::path& path, const std::shared_ptr<const table_index>& index,
+           const std::string& choice) {
+            auto json = nlohmann::json::parse(choice, nullptr, false);
+            if (json.is_discarded() || !json.is_object())
+                throw py::value_error("save_tuning: the choice must be a JSON object");
+            py::gil_scoped_release release;
+            save_tuning(path, *index, json);
+        },
+        py::arg("path"), py::arg("index"), py::arg("choice"),
+        "Saves the pipeline `tabret tune` chose (a JSON object) into the index directory that "
+        "holds index, keeping its other parts.");
 }
 
 void register_selectors(py::module_& m) {

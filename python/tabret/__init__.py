@@ -57,6 +57,7 @@ from tabret.murre import MurreRetriever
 from tabret.pipeline import DatabaseRouter, Fusion, Pipeline
 from tabret.results import Retrieval, ScoredColumn, ScoredTable, TraceStep
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
+from tabret.tuning import default_retriever, load_default
 
 __all__ = [
     "AdaptiveRetriever",
@@ -111,10 +112,12 @@ __all__ = [
     "collapse_copies",
     "collapse_families",
     "column_stats_from_database",
+    "default_retriever",
     "demo_catalog",
     "demo_questions",
     "infer_foreign_keys",
     "jar_column_stats",
+    "load_default",
     "load_saved",
     "with_foreign_keys",
 ]

@@ -162,7 +162,7 @@ class TableIndex:
         """Loads a saved index; ``embedder`` must be the one it was built with (default: the one
         its saved name says: the hashing embedder with its parameters, or that
         sentence-transformers model). The cell values saved with it come too."""
-        core, _, _, values = _core.load_index(path, graph=False, questions=False)
+        core, _, _, values, _ = _core.load_index(path, graph=False, questions=False)
         return cls(core, embedder, values)
 
     def save(
@@ -294,7 +294,7 @@ def load_saved(
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
 
-    core, graph, questions, values = _core.load_index(path)
+    core, graph, questions, values, _ = _core.load_index(path)
     index = TableIndex(core, embedder, values)
     return (
         index,

@@ -154,6 +154,34 @@ TEST_CASE("the index, its join graph and its questions are one artifact", "[arti
     CHECK_THROWS_AS(graph.save(d), io_error);
 }
 
+TEST_CASE("a tuned pipeline is a part of the artifact, kept as the others are",
+          "[artifact][safety]") {
+    test::temp_dir tmp;
+    const auto d = tmp.path() / "idx";
+    const auto cat = shop(4);
+    const auto index = index_of(cat);
+    const nlohmann::json choice = {{"pipeline", "hybrid > greedy-join"}, {"k", 5}};
+    // Only into a directory that holds this index.
+    CHECK(message_of([&] { save_tuning(d, index, choice); }).find("holds no table index") !=
+          std::string::npos);
+    index.save(d);
+    CHECK_FALSE(load_index(d).tuning);
+    save_tuning(d, index, choice);
+    REQUIRE(load_index(d).tuning);
+    CHECK(*load_index(d).tuning == choice);
+    CHECK(entries(d) == std::set<std::string>{"manifest.json", "catalog.json", "tables.f32",
+                                              "columns.f32", "bm25.json"});
+    index.save(d);  // re-saving the index keeps it
+    CHECK(load_index(d).tuning == choice);
+    const auto other = index_of(shop(5));
+    CHECK(message_of([&] { save_tuning(d, other, choice); }).find("another catalog") !=
+          std::string::npos);
+    CHECK(message_of([&] { other.save(d); }).find("tuned pipeline made for another catalog") !=
+          std::string::npos);
+    other.save(d, true);
+    CHECK_FALSE(load_index(d).tuning);
+}
+
 TEST_CASE("concurrent saves to one directory take turns", "[artifact][safety][concurrency]") {
     test::temp_dir tmp;
     const auto d = tmp.path() / "idx";

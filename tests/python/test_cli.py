@@ -67,11 +67,21 @@ def test_index_then_query(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     expected = DenseRetriever(TableIndex.build(demo_catalog(), HashingEmbedder(), progress=False))
     names = expected.retrieve(question, 3).table_names
 
-    assert main(["query", str(out), question, "--k", "3"]) == 0
+    assert main(["query", str(out), question, "--k", "3", "--method", "single-hop"]) == 0
     printed = capsys.readouterr().out.splitlines()
     assert printed[0] == "(rank. score  table; score: cosine similarity with the question)"
     assert printed[1] == question
     assert [line.split()[-1] for line in printed[2:]] == names
+
+    # With no method: the default pipeline for what `tabret index` saved by default.
+    from tabret.tuning import load_default
+
+    assert main(["query", str(out), question, "--k", "3"]) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "(default pipeline: hybrid + reverse > greedy-join)"
+    assert printed[2] == question
+    default = load_default(out).retrieve(question, 3).table_names
+    assert [line.split()[-1] for line in printed[3:]] == default
 
     questions = tmp_path / "questions.txt"
     question2 = "Which students enrolled in each course?"
@@ -167,7 +177,7 @@ def test_query_every_method_from_a_saved_index(
     lines = capsys.readouterr().out.splitlines()
     assert "score: its gain in the join-aware objective when picked" in lines[0]
     assert [line.split(".")[0].strip() for line in lines[2:]] == ["1", "2", "3"]
-    assert main(["query", str(out), question, "--closure", "--json"]) == 0
+    assert main(["query", str(out), question, "--method", "single-hop", "--closure", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)[0]
     want = JoinClosure(DenseRetriever(index)).retrieve(question, 5)
     assert [t["name"] for t in got["tables"]] == want.table_names
@@ -179,17 +189,22 @@ def test_query_method_needs_are_reported(
 ) -> None:
     out = tmp_path / "idx"
     source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
-    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet"]) == 0
+    bare = ["--join-graph", "none", "--no-questions"]
+    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--quiet", *bare]) == 0
     capsys.readouterr()
     for method, needs in [
-        ("reverse", "tabret index --questions"),
-        ("greedy-join", "tabret index --join-graph"),
+        (
+            "reverse",
+            "has no generated questions: `tabret index` saves them (unless --no-questions)",
+        ),
+        ("greedy-join", "has no join graph: `tabret index` saves one (unless --join-graph none)"),
         ("crush", "give --llm local or --llm-url"),
     ]:
         assert main(["query", str(out), "q", "--method", method]) == 1
         assert needs in capsys.readouterr().err
-    assert main(["index", "json", source, str(out), "--embedder", "hashing", "--column-stats"]) == 1
-    assert "--column-stats only feeds --join-graph" in capsys.readouterr().err
+    argv = ["index", "json", source, str(out), "--embedder", "hashing", "--column-stats"]
+    assert main([*argv, "--join-graph", "none"]) == 1
+    assert "--column-stats only feeds the join graph" in capsys.readouterr().err
     assert not (out / "join_graph.tjg").exists()
     argv = ["index", "json", source, str(tmp_path / "new"), "--join-graph", "--column-stats"]
     assert main(argv) == 1
@@ -339,8 +354,8 @@ def test_llm_option_combinations_are_checked(
 def test_index_llm_needs_questions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     source = str(Path(__file__).parents[2] / "python/tabret/data/demo/catalog.json")
     args = ["index", "json", source, str(tmp_path / "idx"), "--embedder", "hashing"]
-    assert main([*args, "--llm", "replay", "--llm-replay", "r.jsonl"]) == 1
-    assert "--llm writes the generated questions: add --questions" in capsys.readouterr().err
+    assert main([*args, "--no-questions", "--llm", "replay", "--llm-replay", "r.jsonl"]) == 1
+    assert "--llm writes the generated questions: drop --no-questions" in capsys.readouterr().err
     assert not (tmp_path / "idx").exists()
 
 
@@ -450,7 +465,9 @@ def test_index_embedding_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str
     from tabret.datasets import _demo_file
 
     cache = tmp_path / "cache"
-    _demo_index(tmp_path, capsys, "--embedding-cache", str(cache))
+    _demo_index(
+        tmp_path, capsys, "--embedding-cache", str(cache), "--join-graph", "none", "--no-questions"
+    )
     catalog = Catalog.from_json(_demo_file("catalog.json"))
     with DiskCachedEmbedder(HashingEmbedder(), cache) as cached:
         assert len(cached) == catalog.num_tables + catalog.num_columns
@@ -458,7 +475,8 @@ def test_index_embedding_cache(tmp_path: Path, capsys: pytest.CaptureFixture[str
     changed = tmp_path / "changed.json"
     catalog.save_json(changed)
     argv = ["index", "json", str(changed), str(tmp_path / "idx2"), "--embedder", "hashing"]
-    assert main([*argv, "--quiet", "--embedding-cache", str(cache)]) == 0
+    bare = ["--join-graph", "none", "--no-questions"]
+    assert main([*argv, "--quiet", "--embedding-cache", str(cache), *bare]) == 0
     with DiskCachedEmbedder(HashingEmbedder(), cache) as cached:
         assert len(cached) == catalog.num_tables + catalog.num_columns  # 3 texts added
         index = TableIndex.build(catalog, cached, progress=False)

@@ -126,7 +126,7 @@ SAVER = textwrap.dedent(
     import sys, time
     from tabret import _core
     source, target, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    index, graph, questions, _ = _core.load_index(source)
+    index, graph, questions, _, _ = _core.load_index(source)
     print("ready", flush=True)
     sys.stdin.readline()
     for _ in range(rounds):
@@ -147,7 +147,7 @@ LOADER = textwrap.dedent(
         if os.path.exists(stop):
             break
         try:
-            index, graph, questions, _ = _core.load_index(target)
+            index, graph, questions, _, _ = _core.load_index(target)
             n = index.catalog.num_tables
             # One whole artifact: every part is of the index's catalog.
             key = f"{n}:{len(graph) if graph else -1}:{len(questions) if questions else -1}"

@@ -38,6 +38,7 @@ from tabret import (
     demo_questions,
 )
 from tabret.cli import main
+from tabret.methods import METHODS
 
 QUESTIONS = [q.question for q in demo_questions()[::4]]  # 9 questions, every database
 BM25_QUESTION = "Which students enrolled in each course, and who teaches it?"
@@ -102,14 +103,15 @@ def other_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @dataclass(frozen=True)
 class Expected:
-    single_hop: dict[str, list[tuple[str, float]]]  # question -> (table, score), best first
+    default: dict[str, list[tuple[str, float]]]  # question -> (table, score), best first
     bm25: list[tuple[str, float]]  # BM25_QUESTION's three tables by bm25
 
 
 @pytest.fixture(scope="module")
 def expected(demo_dir: Path) -> Expected:
-    """``tabret query``'s answers over the demo index: QUESTIONS with its defaults (single-hop,
-    k = 5), and BM25_QUESTION with ``--method bm25 --k 3``."""
+    """``tabret query``'s answers over the demo index: QUESTIONS with its defaults (the default
+    pipeline for an index with a join graph, k = 5), and BM25_QUESTION with ``--method bm25
+    --k 3``."""
     (bm25,) = query_json(demo_dir, [BM25_QUESTION], "--method", "bm25", "--k", "3")
     return Expected(
         {r["question"]: ranked(r["tables"]) for r in query_json(demo_dir, QUESTIONS)},
@@ -233,12 +235,12 @@ async def tool_error(session: ClientSession, tool: str, **arguments: Any) -> str
 async def check_tools(session: ClientSession, expected: Expected) -> None:
     """Every tool of a session over the demo index: answers and errors."""
     assert sorted(t.name for t in (await session.list_tools()).tools) == sorted(TOOLS)
-    for question, want in expected.single_hop.items():
+    for question, want in expected.default.items():
         found = await call(session, "find_tables", question=question)
         assert same(ranked(found["tables"]), want)
-        assert found["pipeline"] == "single-hop"
-        assert found["score"] == "cosine similarity with the question"
-        assert [w["step"] for t in found["tables"] for w in t["why"]] == ["dense"] * 5
+        assert found["pipeline"] == "hybrid > greedy-join"  # the default with a join graph
+        assert found["score"] == METHODS["greedy-join"].score
+        assert all(t["why"] for t in found["tables"])
         assert found["prompt"].count("CREATE TABLE") == 5
     bm25 = await call(session, "find_tables", question=BM25_QUESTION, k=3, pipeline="bm25")
     assert same(ranked(bm25["tables"]), expected.bm25)
@@ -317,12 +319,12 @@ def test_eight_concurrent_clients_answer_as_query(server: Server, expected: Expe
 
     anyio.run(run)
     assert len(answers) == 8 * len(QUESTIONS)
-    assert all(same(got, expected.single_hop[question]) for question, got in answers)
+    assert all(same(got, expected.default[question]) for question, got in answers)
 
 
 def test_json_api(server: Server, expected: Expected) -> None:
     question = QUESTIONS[0]
-    want = expected.single_hop[question]
+    want = expected.default[question]
     status, found = server.post("/v1/find_tables", {"question": question})
     assert status == 200
     assert same(ranked(found["tables"]), want)

@@ -70,6 +70,7 @@ inline std::string part_title(std::string_view part) {
     if (part == "join_graph") return "join graph";
     if (part == "questions") return "generated questions";
     if (part == "values") return "value index";
+    if (part == "tuning") return "tuned pipeline";
     return std::string(part);
 }
 

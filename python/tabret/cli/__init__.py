@@ -1,7 +1,7 @@
 """The ``tabret`` command line: one module per subcommand (:mod:`tabret.cli.catalog`,
-``index``, ``query``, ``eval``, ``plot``, ``demo``, ``serve``). Each turns its argparse namespace
-into a typed options dataclass in its ``command`` function; nothing past that function sees
-argparse.
+``index``, ``query``, ``tune``, ``eval``, ``plot``, ``demo``, ``serve``). Each turns its
+argparse namespace into a typed options dataclass in its ``command`` function; nothing past
+that function sees argparse.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Protocol
 
 from tabret import __version__
 from tabret._core import Error
-from tabret.cli import catalog, demo, index, plot, query, serve
+from tabret.cli import catalog, demo, index, plot, query, serve, tune
 from tabret.cli import eval as eval_command
 
 __all__ = ["build_parser", "main"]
@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "demo": demo,
     "eval": eval_command,
     "serve": serve,
+    "tune": tune,
 }
 
 

@@ -103,15 +103,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _add_extras(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("saved beside the index (for `tabret query --method …`)")
+    g = p.add_argument_group(
+        "saved beside the index (the default pipeline of `tabret query` uses what is there)"
+    )
     g.add_argument(
         "--join-graph",
         nargs="?",
         const="compatibility",
-        choices=["compatibility", "keys"],
-        help="also build and save the join graph (greedy-join, jar-exact, --closure): "
-        "foreign keys plus ω inferred for any column pairs (bare flag, compatibility) or the "
-        "foreign keys only (keys: a sparse graph; with --keys inferred, the inferred key graph)",
+        default="compatibility",
+        choices=["compatibility", "keys", "none"],
+        help="the join graph saved for greedy-join, jar-exact and --closure: foreign keys plus "
+        "ω inferred for any column pairs (compatibility, the default and the bare flag), the "
+        "foreign keys only (keys: a sparse graph; with --keys inferred, the inferred key "
+        "graph), or none",
     )
     g.add_argument(
         "--column-stats",
@@ -135,9 +139,10 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
     )
     g.add_argument(
         "--questions",
-        action="store_true",
-        help="also generate one question per table and save them (reverse): a template "
-        "question, or the --llm model's",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="generate one question per table and save them for reverse (default; "
+        "--no-questions: none): a template question, or the --llm model's",
     )
     _llm.add_optional_arguments(p, "LLM (who writes --questions)", "a template question")
 
@@ -160,7 +165,7 @@ def command(args: argparse.Namespace) -> int:
             keys=args.keys,
             families=args.families,
             copies=args.copies,
-            join_graph=args.join_graph,
+            join_graph=None if args.join_graph == "none" else args.join_graph,
             column_stats=args.column_stats,
             values=args.values,
             values_time_budget=args.values_time_budget,
@@ -217,9 +222,9 @@ def run(o: IndexOptions) -> int:
 def _check(o: IndexOptions) -> None:
     """Rejects option combinations that cannot work, before anything is built."""
     if o.column_stats and not o.join_graph:
-        raise ValueError("--column-stats only feeds --join-graph: add --join-graph")
+        raise ValueError("--column-stats only feeds the join graph: drop --join-graph none")
     if o.llm.answers and not o.questions:
-        raise ValueError("--llm writes the generated questions: add --questions")
+        raise ValueError("--llm writes the generated questions: drop --no-questions")
     if o.column_stats and o.format not in ("sqlite", "sqlalchemy"):
         raise ValueError(
             f"--column-stats needs a live database (sqlite or sqlalchemy), not {o.format}"

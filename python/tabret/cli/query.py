@@ -8,7 +8,7 @@ import json
 import sys
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from tabret import _text
 from tabret.adaptive import ThresholdRule
@@ -26,6 +26,9 @@ from tabret.methods import (
     pipeline_stages,
     score_meaning,
 )
+from tabret.tuning import Choice, StageOptions
+from tabret.tuning import resolve as resolve_choice
+from tabret.tuning import saved as saved_choice
 
 if TYPE_CHECKING:
     from tabret import _core
@@ -43,20 +46,35 @@ DEFAULT_K = 5
 
 @dataclass(frozen=True)
 class MethodChoice:
-    """What answers the questions: ``--method`` or a ``--pipeline`` spec, ``--closure``, and the
-    adaptive cut's rule; the defaults are ``tabret query``'s (``tabret serve`` shares them)."""
+    """What answers the questions: ``--method`` or a ``--pipeline`` spec (neither: the index's
+    default, :func:`resolve`), ``--closure``, and the adaptive cut's rule; the defaults are
+    ``tabret query``'s (``tabret serve`` shares them). ``options``: what a tuned pipeline sets
+    in its stages."""
 
-    method: str = "single-hop"
+    method: str | None = None
     pipeline: str | None = None
     closure: bool = False
     adaptive: AdaptiveOptions = field(
         default_factory=lambda: AdaptiveOptions(rule=QUERY_RULE, value=QUERY_THRESHOLD)
     )
+    options: StageOptions = ()
+    #: Who chose it: the caller ("asked"), or :func:`resolve` ("tuned": the pipeline `tabret
+    #: tune` saved; "default": the default for what the index holds).
+    origin: Literal["asked", "tuned", "default"] = "asked"
 
     @property
     def spec(self) -> str:
-        """The method or pipeline, as ``score_meaning`` and ``pipeline_stages`` read it."""
-        return self.pipeline or self.method
+        """The method or pipeline, as ``score_meaning`` and ``pipeline_stages`` read it (once
+        :func:`resolve` filled in the default)."""
+        spec = self.pipeline or self.method
+        if spec is None:
+            raise ValueError("the index's default pipeline is not resolved yet")
+        return spec
+
+    @property
+    def label(self) -> str:
+        """The method or pipeline with the options a tuned pipeline sets."""
+        return Choice(self.spec, self.options).label
 
 
 @dataclass(frozen=True)
@@ -79,6 +97,7 @@ class SavedParts:
     path: str
     graph: _core.JoinGraph | None
     questions: _core.QuestionIndex | None
+    tuning: Choice | None = None  # the pipeline `tabret tune` saved
 
 
 HELP = "retrieve tables for questions from a saved index"
@@ -112,10 +131,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def _add_method_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--method",
-        default=MethodChoice.method,
         choices=method_names(),
-        help=method_help() + " (default: single-hop). The join graph and the generated "
-        "questions come from `tabret index --join-graph --questions`, the LLM from --llm",
+        help=method_help() + ". The join graph, generated questions and values come from "
+        "`tabret index`, the LLM from --llm. Default (neither --method nor --pipeline): the "
+        "pipeline `tabret tune` saved in the index, else hybrid + reverse > greedy-join with "
+        "what the index holds: reverse with generated questions, values fused in with cell "
+        "values, greedy-join over a join graph",
     )
     p.add_argument(
         "--pipeline",
@@ -194,29 +215,53 @@ def load_directory(
     from tabret.embedders import saved_embedder
     from tabret.index import TableIndex
 
-    core, graph, generated, values = load_index(path)  # one consistent read of the directory
+    core, graph, generated, values, tuning = load_index(path)  # one consistent read
     embed = (
         embedder_arg(embedder, quiet)
         if embedder
         else saved_embedder(core.embedder_name, progress=not quiet)
     )
     index = TableIndex(core, embed, values)  # type: ignore[arg-type]
-    return index, SavedParts(path, graph, generated)
+    return index, SavedParts(path, graph, generated, saved_choice(tuning, path))
+
+
+def resolve(o: MethodChoice, index: TableIndex, saved: SavedParts) -> MethodChoice:
+    """``o`` with the index's default filled in where it names no method or pipeline: the
+    pipeline `tabret tune` saved, else the default pipeline for what the directory holds
+    (:func:`tabret.tuning.default_choice`). A saved choice that needs a part the directory no
+    longer holds gives way to that default, with a note."""
+    if o.method is not None or o.pipeline is not None:
+        return o
+    choice, note = resolve_choice(
+        saved.tuning,
+        graph=saved.graph is not None,
+        questions=saved.questions is not None,
+        values=index.values is not None,
+    )
+    if note:
+        print(f"note: {saved.path}: {note}", file=sys.stderr)
+    origin: Literal["tuned", "default"] = (
+        "tuned" if saved.tuning is not None and note is None else "default"
+    )
+    return replace(o, pipeline=choice.pipeline, options=choice.options, origin=origin)
 
 
 def run(o: QueryOptions) -> int:
     questions = _questions(o)
     index, saved = load_directory(o.index, o.embedder, o.quiet)
+    choice = resolve(o.choice, index, saved)
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
-        retriever = make_retriever(o.choice, index, saved, live.llm if live else None)
+        retriever = make_retriever(choice, index, saved, live.llm if live else None)
         results = retriever.retrieve(questions, o.k)
-    note = fewer_note(o.choice, o.k, results, index.catalog.num_tables)
+    note = fewer_note(choice, o.k, results, index.catalog.num_tables)
     if note:
         print(note, file=sys.stderr)
     if o.json:
         print(json.dumps([asdict(r) for r in results], indent=2))
         return 0
-    print(f"(rank. score  table; score: {score_meaning(o.choice.spec)})")
+    if choice.origin != "asked":
+        print(f"({choice.origin} pipeline: {choice.label})")
+    print(f"(rank. score  table; score: {score_meaning(choice.spec)})")
     for res in results:
         print(res.question)
         bridges = {s.table for s in res.trace if s.step == "bridge"}
@@ -237,7 +282,7 @@ def fewer_note(
 ) -> str | None:
     """A note when questions got fewer than ``k`` tables, with the reason where it is known."""
     stages = (
-        {m.name for m in pipeline_stages(choice.pipeline)} if choice.pipeline else {choice.method}
+        {m.name for m in pipeline_stages(choice.pipeline)} if choice.pipeline else {choice.spec}
     )
     short = [r for r in results if len(r.selected) < k]
     if not short or stages & OWN_SIZE:
@@ -258,14 +303,18 @@ def fewer_note(
 def make_retriever(
     o: MethodChoice, index: TableIndex, saved: SavedParts, llm: LLMLike | None
 ) -> BaseRetriever:
-    """The retriever ``--method`` or ``--pipeline`` names over a loaded index (``--closure``
-    wraps it)."""
+    """The retriever ``--method`` or ``--pipeline`` names over a loaded index, or else its
+    default (:func:`resolve`); ``--closure`` wraps it."""
+    o = resolve(o, index, saved)
+    tuned = Choice(o.spec, o.options)
 
     def build(method: Method[Any], first: BaseRetriever | None) -> BaseRetriever:
-        inputs = replace(_inputs(method, index, saved, llm), first=first)
-        return method.build(index, inputs, _options(method, o))
+        inputs = replace(
+            _inputs(method, index, saved, llm, note_offline=o.origin == "asked"), first=first
+        )
+        return method.build(index, inputs, tuned.stage_options(method, _options(method, o)))
 
-    base = compose(o.pipeline, build) if o.pipeline else build(METHODS[o.method], None)
+    base = compose(o.pipeline, build) if o.pipeline else build(METHODS[o.spec], None)
     if not o.closure:
         return base
     closure = METHODS["closure"]
@@ -277,10 +326,15 @@ def _options(method: Method[Any], o: MethodChoice) -> object:
 
 
 def _inputs(
-    method: Method[Any], index: TableIndex, saved: SavedParts, llm: LLMLike | None
+    method: Method[Any],
+    index: TableIndex,
+    saved: SavedParts,
+    llm: LLMLike | None,
+    *,
+    note_offline: bool = True,
 ) -> Inputs:
-    """What ``method`` needs, from the index directory and --llm; a clear error (or an
-    offline note) where something is missing."""
+    """What ``method`` needs, from the index directory and --llm; a clear error (or, with
+    ``note_offline``, a note that it runs offline) where something is missing."""
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
 
@@ -288,13 +342,15 @@ def _inputs(
     if "join-graph" in method.needs:
         if saved.graph is None:
             raise ValueError(
-                f"{saved.path} has no join graph: build it with `tabret index --join-graph`"
+                f"{saved.path} has no join graph: `tabret index` saves one (unless --join-graph "
+                "none)"
             )
         graph = JoinGraph(saved.graph, index)
     if "questions" in method.needs:
         if saved.questions is None:
             raise ValueError(
-                f"{saved.path} has no generated questions: build it with `tabret index --questions`"
+                f"{saved.path} has no generated questions: `tabret index` saves them (unless "
+                "--no-questions)"
             )
         questions = GeneratedQuestions(saved.questions, index)
     if "values" in method.needs and index.values is None:
@@ -303,6 +359,6 @@ def _inputs(
         raise ValueError(
             f"{method.name} hallucinates a schema with an LLM: give --llm local or --llm-url"
         )
-    if llm is None and method.offline:
+    if llm is None and method.offline and note_offline:
         print(f"note: {method.name} without an LLM: {method.offline}", file=sys.stderr)
     return Inputs(llm=llm, graph=graph, questions=questions)

@@ -80,7 +80,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--pipeline",
         metavar="'FIRST > STAGE …'",
         help="what find_tables runs when a call names no pipeline, as `tabret query "
-        "--pipeline` takes it (default: `tabret query`'s, single-hop)",
+        "--pipeline` takes it (default: `tabret query`'s, the index's tuned or default pipeline)",
     )
     p.add_argument(
         "--embedder",

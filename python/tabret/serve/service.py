@@ -24,6 +24,7 @@ from tabret.cli.query import (
     fewer_note,
     load_directory,
     make_retriever,
+    resolve,
 )
 from tabret.index import check_questions
 from tabret.methods import score_meaning
@@ -176,6 +177,9 @@ class Snapshot:
     saved: SavedParts
     generation: int
     stamp: Stamp | None
+    #: What find_tables runs when a call names no pipeline: the server's default, resolved for
+    #: this index (its tuned pipeline, or the default for what it holds).
+    default: MethodChoice = field(default_factory=MethodChoice)
     loaded_at: float = field(default_factory=time.time)
     _retrievers: OrderedDict[MethodChoice, BaseRetriever] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -233,8 +237,8 @@ class IndexService:
     def _load(self, generation: int) -> Snapshot:
         stamp = directory_stamp(self.path)
         index, saved = load_directory(self.path, self._embedder, quiet=True)
-        snapshot = Snapshot(index, saved, generation, stamp)
-        snapshot.retriever(self.default)  # an invalid default fails here, before serving
+        snapshot = Snapshot(index, saved, generation, stamp, resolve(self.default, index, saved))
+        snapshot.retriever(snapshot.default)  # an invalid default fails here, before serving
         return snapshot
 
     @property
@@ -287,8 +291,8 @@ class IndexService:
         _check_question(question)
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}, not {k}")
-        choice = self.default if pipeline is None else MethodChoice(pipeline=pipeline.strip())
         snap = self._snapshot
+        choice = snap.default if pipeline is None else MethodChoice(pipeline=pipeline.strip())
         (result,) = snap.retriever(choice).retrieve([question], k)
         return _found(result, choice, k, snap)
 
@@ -339,7 +343,7 @@ class IndexService:
             embedder=snap.index.embedder_name,
             join_graph=snap.saved.graph is not None,
             generated_questions=snap.saved.questions is not None,
-            default_pipeline=self.default.spec,
+            default_pipeline=snap.default.label,
         )
 
 
@@ -367,7 +371,7 @@ def _found(result: Retrieval, choice: MethodChoice, k: int, snap: Snapshot) -> F
     ]
     return FoundTables(
         question=result.question,
-        pipeline=choice.spec,
+        pipeline=choice.label,
         score=score_meaning(choice.spec),
         tables=tables,
         prompt=result.to_prompt(cat),

@@ -1,0 +1,147 @@
+"""The default pipeline before and after, and ``tabret tune`` on a held-out split (issue 49
+item 4).
+
+For each benchmark: the index as ``tabret index`` now builds it by default (table and column
+vectors, the compatibility join graph, one template question per table), then
+
+- *before / after*: ``tabret query``'s old default (single-hop) and its new one (the pipeline
+  :func:`tabret.tuning.default_choice` gives for this index) on all the questions;
+- *tune*: the questions shuffled with ``--seed`` and halved; :func:`tabret.tuning.tune` chooses
+  on the first half (5-fold cross-validation inside it, as ``tabret tune``), and the default and
+  the choice are scored on the other half, which tuning never saw.
+
+k = 3 / 5 / 10 / 20, complete recall, recall and mean tables; the choice is made at k = 5.
+Writes build/bench/tune_holdout_<benchmark>_<embedder>.json; progress on stderr.
+
+Run: ``python -m bench.tune_holdout [--benchmark spider-union bird-union] [--embedder hashing]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from dataclasses import replace
+from typing import Any
+
+from bench.common import machine, write_json
+from tabret.benchmarks import Benchmark, load_benchmark
+from tabret.eval import EvalResult, evaluate
+from tabret.index import TableIndex
+from tabret.join import JoinGraph
+from tabret.methods import Inputs
+from tabret.reverse import GeneratedQuestions
+from tabret.tuning import Choice, default_choice, tune
+
+KS = [3, 5, 10, 20]
+
+
+def log(text: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {text}", file=sys.stderr, flush=True)
+
+
+def halves(bench: Benchmark, seed: int) -> tuple[Benchmark, Benchmark]:
+    order = list(bench.questions)
+    random.Random(seed).shuffle(order)
+    half = len(order) // 2
+    return (
+        replace(bench, questions=order[:half], source=f"{bench.source}; tuning half"),
+        replace(bench, questions=order[half:], source=f"{bench.source}; held-out half"),
+    )
+
+
+def row(what: str, choice: Choice, result: EvalResult) -> dict[str, Any]:
+    return {
+        "what": what,
+        "pipeline": choice.label,
+        "questions": result.questions,
+        "complete_recall": result.complete_recall,
+        "recall": result.recall,
+        "mean_tables": result.mean_tables,
+    }
+
+
+def score(choice: Choice, index: TableIndex, inputs: Inputs, bench: Benchmark) -> EvalResult:
+    return evaluate(choice.build(index, inputs).retrieve, bench, KS, progress=False)
+
+
+def run(name: str, embedder: str, seed: int) -> dict[str, Any]:
+    bench = load_benchmark(name)
+    log(f"{name}: indexing {bench.catalog!r} with {embedder}")
+    start = time.perf_counter()
+    index = TableIndex.build(bench.catalog, embedder, progress=False)
+    inputs = Inputs(
+        graph=JoinGraph.build(index, progress=False),
+        questions=GeneratedQuestions.build(index, progress=False),
+    )
+    built = time.perf_counter() - start
+    default = default_choice(graph=True, questions=True, values=False)
+    rows = [
+        row(
+            "before: single-hop",
+            Choice("single-hop"),
+            score(Choice("single-hop"), index, inputs, bench),
+        ),
+        row("after: the default", default, score(default, index, inputs, bench)),
+    ]
+    tuning, held_out = halves(bench, seed)
+    log(f"{name}: tuning on {len(tuning.questions)} questions")
+    report = tune(index, tuning, inputs, k=5, seed=seed, progress=log)
+    log(f"{name}: chosen {report.chosen.label}")
+    rows += [
+        row("held-out half: the default", default, score(default, index, inputs, held_out)),
+        row("held-out half: tuned", report.chosen, score(report.chosen, index, inputs, held_out)),
+    ]
+    return {
+        "benchmark": name,
+        "embedder": embedder,
+        "seed": seed,
+        "index_seconds": built,
+        "rows": rows,
+        "tune": report.to_json(),
+        "trials": [
+            {"pipeline": t.choice.label, "complete_recall": t.complete_recall, "recall": t.recall}
+            for t in report.trials
+        ],
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    head = " | ".join(f"k={k}" for k in KS)
+    lines = [
+        f"| {result['benchmark']} ({result['embedder']}) | pipeline | {head} | "
+        + " | ".join(f"r@{k}" for k in KS)
+        + " | tables@5 |",
+        "|---" * (3 + 2 * len(KS)) + "|",
+    ]
+    for r in result["rows"]:
+        cr = " | ".join(f"{r['complete_recall'][k]:.1f}" for k in KS)
+        rc = " | ".join(f"{r['recall'][k]:.1f}" for k in KS)
+        lines.append(
+            f"| {r['what']} ({r['questions']} q) | {r['pipeline']} | {cr} | {rc} | "
+            f"{r['mean_tables'][5]:.2f} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--benchmark", nargs="+", default=["spider-union", "bird-union"])
+    p.add_argument("--embedder", default="hashing")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args()
+    results = []
+    for name in args.benchmark:
+        result = run(name, args.embedder, args.seed)
+        results.append(result)
+        path = write_json(
+            f"tune_holdout_{name}_{args.embedder}",
+            {"machine": machine(), **result},
+        )
+        print(table(result), flush=True)
+        log(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
