@@ -673,6 +673,18 @@ def _questions_line(path: Path, line_no: int, line: str) -> dict[str, Any]:
     return q
 
 
+def parse_questions_file(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
+    """The non-blank lines of a ``--questions`` file with their line numbers, each checked to be
+    a question with gold table names (before any catalog is read: the errors of
+    :func:`questions_benchmark` about the file itself)."""
+    path = Path(path)
+    return [
+        (line_no, _questions_line(path, line_no, line))
+        for line_no, line in enumerate(_text.read_lines(path), start=1)
+        if line.strip()
+    ]
+
+
 def questions_benchmark(path: str | Path, catalog: Catalog) -> Benchmark:
     """A user's own questions over ``catalog``: a JSON-lines file, one
     ``{"question": …, "gold_tables": ["db.table", …]}`` per line (optional ``"id"``, default
@@ -687,10 +699,7 @@ def questions_benchmark(path: str | Path, catalog: Catalog) -> Benchmark:
     field, an empty question or a table or database the catalog lacks."""
     path = Path(path)
     questions = []
-    for line_no, line in enumerate(_text.read_lines(path), start=1):
-        if not line.strip():
-            continue
-        q = _questions_line(path, line_no, line)
+    for line_no, q in parse_questions_file(path):
         gold = []
         for name in q["gold_tables"]:
             db, _, table = name.partition(".")

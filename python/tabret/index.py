@@ -291,15 +291,25 @@ def load_saved(
     """The index saved in ``path`` with its join graph and generated questions (``None`` where
     none was saved), from one consistent read of the directory: they belong together even while
     another process saves to it."""
+    index, graph, questions, _ = load_all(path, embedder)
+    return index, graph, questions
+
+
+def load_all(
+    path: str | os.PathLike[str], embedder: EmbedderLike = None
+) -> tuple[TableIndex, JoinGraph | None, GeneratedQuestions | None, str | None]:
+    """:func:`load_saved` with the pipeline ``tabret tune`` saved there (its JSON text, read
+    by :func:`tabret.tuning.saved`; ``None`` where none was)."""
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
 
-    core, graph, questions, values, _ = _core.load_index(path)
+    core, graph, questions, values, tuning = _core.load_index(path)
     index = TableIndex(core, embedder, values)
     return (
         index,
         JoinGraph(graph, index) if graph is not None else None,
         GeneratedQuestions(questions, index) if questions is not None else None,
+        tuning,
     )
 
 

@@ -195,16 +195,13 @@ def load_default(
     """:func:`default_retriever` over the index directory ``path``, with its join graph,
     generated questions, values and tuned pipeline, from one consistent read: what ``tabret
     query PATH`` runs."""
-    from tabret.index import TableIndex
-    from tabret.join import JoinGraph
-    from tabret.reverse import GeneratedQuestions
+    from tabret.index import load_all
 
-    core, graph, questions, values, tuning = _core.load_index(path)
-    index = TableIndex(core, embedder, values)
+    index, graph, questions, tuning = load_all(path, embedder)
     return default_retriever(
         index,
-        join_graph=JoinGraph(graph, index) if graph is not None else None,
-        questions=GeneratedQuestions(questions, index) if questions is not None else None,
+        join_graph=graph,
+        questions=questions,
         llm=llm,
         tuned=saved(tuning, os.fspath(path)),
     )
@@ -311,16 +308,18 @@ def _rank(t: Trial) -> tuple[float, float, float]:
 def _scores(
     choice: Choice, index: TableIndex, inputs: Inputs, bench: Benchmark, k: int
 ) -> list[tuple[float, float, int]]:
-    """Per question: (complete, recall, tables returned) of ``choice`` at ``k``."""
-    from tabret.eval import evaluate
+    """Per question: (complete, recall, tables returned) of ``choice`` at ``k``, scored as
+    :func:`tabret.eval.evaluate` scores them (a family's member counts for the family)."""
+    from tabret.eval import _as_families, evaluate
 
     result = evaluate(
         choice.build(index, inputs).retrieve, bench, [k], method=choice.label, progress=False
     )
     out = []
-    for row in result.per_question:
-        gold, answer = set(row["gold"]), set(row["answers"][k])
-        found = len(gold & answer)
+    for q, row in zip(bench.questions, result.per_question, strict=True):
+        answer = row["answers"][k]
+        gold, scored = set(row["gold"]), set(_as_families(q, answer))
+        found = len(gold & scored)
         out.append((float(found == len(gold)), found / len(gold), len(answer)))
     return out
 

@@ -226,3 +226,26 @@ def test_index_saves_the_graph_and_questions_unless_told_not_to(tmp_path: Path) 
     )
     assert graph is None
     assert questions is None
+
+
+def test_tabret_tune_refuses_bad_questions_before_loading_the_index(
+    tmp_path: Path, demo_questions: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "no-index")  # never read: the file fails first
+    few = tmp_path / "few.jsonl"
+    few.write_text("".join(demo_questions.read_text().splitlines(keepends=True)[:9]))
+    assert main(["tune", missing, "--questions", str(few)]) == 1
+    assert "few.jsonl: 9 questions; tune needs at least 10" in capsys.readouterr().err
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(demo_questions.read_text() + '{"question": "q", "gold_tables": []}\n')
+    assert main(["tune", missing, "--questions", str(bad)]) == 1
+    assert "bad.jsonl:37: 'gold_tables' must be a non-empty list" in capsys.readouterr().err
+    idx = _index(tmp_path / "idx")
+    unknown = tmp_path / "unknown.jsonl"
+    unknown.write_text(demo_questions.read_text() + '{"question": "q", "gold_tables": ["a.b"]}\n')
+    capsys.readouterr()
+    assert main(["tune", str(idx), "--questions", str(unknown), "--quiet"]) == 1
+    assert "unknown.jsonl:37: unknown table 'a.b'" in capsys.readouterr().err
+    assert main(["tune", str(idx), "--questions", str(demo_questions), "--folds", "1"]) == 1
+    assert "--folds must be at least 2" in capsys.readouterr().err
+    assert _core.load_index(idx)[4] is None  # nothing saved by a refused run

@@ -84,7 +84,7 @@ def command(args: argparse.Namespace) -> int:
 
 
 def run(o: TuneOptions) -> int:
-    from tabret.benchmarks import questions_benchmark
+    from tabret.benchmarks import parse_questions_file, questions_benchmark
     from tabret.cli.query import load_directory
     from tabret.join import JoinGraph
     from tabret.methods import Inputs
@@ -93,13 +93,14 @@ def run(o: TuneOptions) -> int:
 
     if o.folds < 2:
         raise ValueError(f"--folds must be at least 2, not {o.folds}")
+    given = len(parse_questions_file(o.questions))  # a bad file fails before the index loads
+    if given < MIN_QUESTIONS:
+        raise ValueError(
+            f"{o.questions}: {given} questions; tune needs at least {MIN_QUESTIONS} with gold "
+            "tables"
+        )
     index, saved = load_directory(o.index, o.embedder, o.quiet)
     bench = questions_benchmark(o.questions, index.catalog)
-    if len(bench.questions) < MIN_QUESTIONS:
-        raise ValueError(
-            f"{o.questions}: {len(bench.questions)} questions; tune needs at least "
-            f"{MIN_QUESTIONS} with gold tables"
-        )
     inputs = Inputs(
         graph=JoinGraph(saved.graph, index) if saved.graph is not None else None,
         questions=GeneratedQuestions(saved.questions, index)
