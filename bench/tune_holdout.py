@@ -2,7 +2,8 @@
 item 4).
 
 For each benchmark: the index as ``tabret index`` now builds it by default (table and column
-vectors, the compatibility join graph, one template question per table), then
+vectors, the join graph of :func:`tabret.join.automatic_graph`, one template question per table),
+then
 
 - *before / after*: ``tabret query``'s old default (single-hop) and its new one (the pipeline
   :func:`tabret.tuning.default_choice` gives for this index) on all the questions;
@@ -29,7 +30,7 @@ from bench.common import machine, write_json
 from tabret.benchmarks import Benchmark, load_benchmark
 from tabret.eval import EvalResult, evaluate
 from tabret.index import TableIndex
-from tabret.join import JoinGraph
+from tabret.join import JoinGraph, automatic_graph
 from tabret.methods import Inputs
 from tabret.reverse import GeneratedQuestions
 from tabret.tuning import Choice, default_choice, tune
@@ -71,8 +72,10 @@ def run(name: str, embedder: str, seed: int) -> dict[str, Any]:
     log(f"{name}: indexing {bench.catalog!r} with {embedder}")
     start = time.perf_counter()
     index = TableIndex.build(bench.catalog, embedder, progress=False)
+    graph = automatic_graph(bench.catalog)  # as `tabret index` chooses it
+    log(f"{name}: join graph {graph}")
     inputs = Inputs(
-        graph=JoinGraph.build(index, progress=False),
+        graph=JoinGraph.build(index, progress=False, infer_compatibility=graph != "keys"),
         questions=GeneratedQuestions.build(index, progress=False),
     )
     built = time.perf_counter() - start
@@ -98,6 +101,7 @@ def run(name: str, embedder: str, seed: int) -> dict[str, Any]:
         "embedder": embedder,
         "seed": seed,
         "index_seconds": built,
+        "join_graph": graph,
         "rows": rows,
         "tune": report.to_json(),
         "trials": [
@@ -136,7 +140,7 @@ def main() -> None:
         result = run(name, args.embedder, args.seed)
         results.append(result)
         path = write_json(
-            f"tune_holdout_{name}_{args.embedder}",
+            f"tune_holdout_{name}_{args.embedder}.json",
             {"machine": machine(), **result},
         )
         print(table(result), flush=True)

@@ -37,6 +37,8 @@ __all__ = [
     "JarExactRetriever",
     "JoinClosure",
     "JoinGraph",
+    "automatic_graph",
+    "column_pairs",
     "column_stats_from_database",
     "jar_column_stats",
     "lenient_replay",
@@ -61,6 +63,29 @@ _BUILD = _core.JoinGraph.build_defaults
 _GREEDY = _core.GreedyJoinRetriever.defaults
 _JAR = _core.JarExactRetriever.defaults
 _CLOSURE = _core.JoinClosure.defaults
+
+
+#: The most column pairs within databases (:func:`column_pairs`) for which
+#: :func:`automatic_graph` picks the compatibility graph: scoring pairs runs at a few million a
+#: second here (bench/join_scale.py), so this is about 20 seconds (SpiderUnion has 137 thousand;
+#: Spider 2.0-lite, with five databases of about 70,000 columns, 13 billion: hours).
+AUTOMATIC_PAIRS = 100_000_000
+
+
+def column_pairs(catalog: _core.Catalog) -> int:
+    """The pairs of columns within each database: what the compatibility graph scores."""
+    counts: dict[int, int] = {}
+    for t in range(catalog.num_tables):
+        table = catalog.table(t)
+        counts[table.database] = counts.get(table.database, 0) + len(table.columns)
+    return sum(n * (n - 1) // 2 for n in counts.values())
+
+
+def automatic_graph(catalog: _core.Catalog) -> Literal["compatibility", "keys"]:
+    """The join graph ``tabret index`` builds by default: ω inferred for every column pair
+    (``compatibility``) where the catalog has at most :data:`AUTOMATIC_PAIRS` of them within its
+    databases, else its foreign keys only (``keys``)."""
+    return "compatibility" if column_pairs(catalog) <= AUTOMATIC_PAIRS else "keys"
 
 
 def _preset(presets: Mapping[str, Sequence[float]], weights: Sequence[float]) -> Any:

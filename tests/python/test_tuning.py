@@ -249,3 +249,29 @@ def test_tabret_tune_refuses_bad_questions_before_loading_the_index(
     assert main(["tune", str(idx), "--questions", str(demo_questions), "--folds", "1"]) == 1
     assert "--folds must be at least 2" in capsys.readouterr().err
     assert _core.load_index(idx)[4] is None  # nothing saved by a refused run
+
+
+def test_index_scores_column_pairs_only_where_that_is_quick(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tabret import demo_catalog
+    from tabret import join as join_module
+
+    cat = demo_catalog()
+    per_db: dict[int, int] = {}
+    for t in range(cat.num_tables):
+        per_db[cat.table(t).database] = per_db.get(cat.table(t).database, 0) + len(
+            cat.table(t).columns
+        )
+    pairs = sum(n * (n - 1) // 2 for n in per_db.values())
+    assert join_module.column_pairs(cat) == pairs
+    assert join_module.automatic_graph(cat) == "compatibility"
+    compatible = load_saved(_index(tmp_path / "a"))[1]
+    monkeypatch.setattr(join_module, "AUTOMATIC_PAIRS", pairs - 1)
+    assert join_module.automatic_graph(cat) == "keys"
+    capsys.readouterr()
+    keys = load_saved(_index(tmp_path / "b"))[1]
+    assert f"join graph: foreign keys only ({pairs:,} column pairs" in capsys.readouterr().out
+    assert compatible is not None
+    assert keys is not None
+    assert 0 < len(keys) <= cat.num_foreign_keys < len(compatible)  # table pairs keyed

@@ -49,7 +49,7 @@ class IndexOptions:
     keys: Keys
     families: FamiliesChoice
     copies: CopiesChoice
-    join_graph: Literal["compatibility", "keys"] | None
+    join_graph: Literal["auto", "compatibility", "keys"] | None
     column_stats: bool
     values: bool
     values_time_budget: float | None
@@ -110,12 +110,13 @@ def _add_extras(p: argparse.ArgumentParser) -> None:
         "--join-graph",
         nargs="?",
         const="compatibility",
-        default="compatibility",
-        choices=["compatibility", "keys", "none"],
+        default="auto",
+        choices=["auto", "compatibility", "keys", "none"],
         help="the join graph saved for greedy-join, jar-exact and --closure: foreign keys plus "
-        "ω inferred for any column pairs (compatibility, the default and the bare flag), the "
-        "foreign keys only (keys: a sparse graph; with --keys inferred, the inferred key "
-        "graph), or none",
+        "ω inferred for any column pairs (compatibility, the bare flag), the foreign keys only "
+        "(keys: a sparse graph; with --keys inferred, the inferred key graph), or none; auto "
+        "(default): compatibility where the databases hold at most 100 million column pairs "
+        "(about 20 s of scoring), keys above",
     )
     g.add_argument(
         "--column-stats",
@@ -268,14 +269,22 @@ def _build_extras(
     """The join graph and the generated questions ``tabret index`` asked for, saved with it."""
     graph = questions = None
     if o.join_graph:
-        from tabret.join import JoinGraph
+        from tabret.join import JoinGraph, automatic_graph, column_pairs
 
+        kind = o.join_graph
+        if kind == "auto":
+            kind = automatic_graph(cat)
+            if kind == "keys":
+                print(
+                    f"join graph: foreign keys only ({column_pairs(cat):,} column pairs within "
+                    "databases would take long to score; --join-graph compatibility scores them)"
+                )
         stats = None
         if o.column_stats:
             stats = _live_column_stats(o, cat)
             print(f"column statistics: {stats.known:,} of {len(stats):,} columns have values")
         graph = JoinGraph.build(
-            index, stats, progress=not o.quiet, infer_compatibility=o.join_graph != "keys"
+            index, stats, progress=not o.quiet, infer_compatibility=kind != "keys"
         )
     if o.questions:
         from tabret.reverse import GeneratedQuestions
