@@ -306,13 +306,13 @@ def make_retriever(
     """The retriever ``--method`` or ``--pipeline`` names over a loaded index, or else its
     default (:func:`resolve`); ``--closure`` wraps it."""
     o = resolve(o, index, saved)
-    tuned = Choice(o.spec, o.options)
+    chosen = Choice(o.spec, o.options)  # what the stages set besides their defaults
 
     def build(method: Method[Any], first: BaseRetriever | None) -> BaseRetriever:
         inputs = replace(
             _inputs(method, index, saved, llm, note_offline=o.origin == "asked"), first=first
         )
-        return method.build(index, inputs, tuned.stage_options(method, _options(method, o)))
+        return method.build(index, inputs, chosen.stage_options(method, _options(method, o)))
 
     base = compose(o.pipeline, build) if o.pipeline else build(METHODS[o.spec], None)
     if not o.closure:
