@@ -26,7 +26,8 @@ table_format to_table_format(const std::string& s) {
                                 {{"signature", table_format::signature},
                                  {"words", table_format::words},
                                  {"ddl", table_format::ddl},
-                                 {"described", table_format::described}});
+                                 {"described", table_format::described},
+                                 {"related", table_format::related}});
 }
 
 name_style to_name_style(const std::string& s) {

@@ -160,6 +160,9 @@ class catalog {
     /// Foreign keys whose referencing column lies in table @p t, in declaration order. Costs
     /// O(their number): an index by table is kept as foreign keys are added.
     [[nodiscard]] std::vector<foreign_key> foreign_keys_from(table_id t) const;
+    /// Foreign keys whose referenced column lies in table @p t, in declaration order. Costs
+    /// O(their number), as foreign_keys_from.
+    [[nodiscard]] std::vector<foreign_key> foreign_keys_to(table_id t) const;
 
     /// Same databases, tables and columns in the same order, and the same foreign keys from each
     /// table in the same order. The order of keys across tables is not compared: catalog JSON
@@ -179,6 +182,8 @@ class catalog {
     std::vector<foreign_key> foreign_keys_;
     /// Per table, the positions in foreign_keys_ of the keys declared from it (derived).
     std::vector<std::vector<std::uint32_t>> fks_by_table_;
+    /// Per table, the positions in foreign_keys_ of the keys that reference it (derived).
+    std::vector<std::vector<std::uint32_t>> fks_to_table_;
     std::unordered_map<std::string, database_id> database_by_name_;
     std::unordered_map<std::string, table_id> table_by_name_;
     std::unordered_map<std::string, column_id> column_by_name_;

@@ -25,6 +25,8 @@ enum class table_format {
                 ///< always original names (serialize_table_ddl).
     described,  ///< signature, then ` -- ` the table's description and ` -- ` `col: description;`
                 ///< for each column that has one (only non-empty parts).
+    related,    ///< signature, then ` references A, B` (the tables its foreign keys point to)
+                ///< and `; referenced by C` (the tables whose keys point to it), each once.
 };
 
 namespace detail {

@@ -71,7 +71,7 @@ class ForeignKey:
     def __eq__(self, other: object) -> bool: ...
     def __hash__(self) -> int: ...
 
-TableFormat = Literal["signature", "words", "ddl", "described"]
+TableFormat = Literal["signature", "words", "ddl", "described", "related"]
 NameStyle = Literal["natural", "original"]
 
 class Catalog:

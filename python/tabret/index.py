@@ -84,7 +84,7 @@ class TableIndex:
         catalog: _core.Catalog,
         embedder: EmbedderLike = None,
         *,
-        format: Literal["signature", "words", "ddl", "described"] = "signature",
+        format: Literal["signature", "words", "ddl", "described", "related"] = "signature",
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
         kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"] = "auto",

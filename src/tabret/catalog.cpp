@@ -140,9 +140,11 @@ void catalog::add_foreign_key(column_id from, column_id to) {
         throw schema_error(fmt::format("foreign key {} -> {} crosses databases",
                                        qualified_name_of_column(from),
                                        qualified_name_of_column(to)));
-    const auto t = columns_[from].table;
-    if (fks_by_table_.size() <= t) fks_by_table_.resize(tables_.size());
-    fks_by_table_[t].push_back(static_cast<std::uint32_t>(foreign_keys_.size()));
+    const auto position = static_cast<std::uint32_t>(foreign_keys_.size());
+    for (auto* by : {&fks_by_table_, &fks_to_table_})
+        if (by->size() < tables_.size()) by->resize(tables_.size());
+    fks_by_table_[columns_[from].table].push_back(position);
+    fks_to_table_[columns_[to].table].push_back(position);
     foreign_keys_.push_back({from, to});
 }
 
@@ -171,12 +173,26 @@ std::string catalog::qualified_name_of_column(column_id c) const {
     return fmt::format("{}.{}", qualified_name(col.table), col.name);
 }
 
-std::vector<foreign_key> catalog::foreign_keys_from(table_id t) const {
+namespace {
+
+std::vector<foreign_key> keys_at(const std::vector<foreign_key>& keys,
+                                 const std::vector<std::vector<std::uint32_t>>& by_table,
+                                 table_id t) {
     std::vector<foreign_key> out;
-    if (t >= fks_by_table_.size()) return out;
-    out.reserve(fks_by_table_[t].size());
-    for (const auto i : fks_by_table_[t]) out.push_back(foreign_keys_[i]);
+    if (t >= by_table.size()) return out;
+    out.reserve(by_table[t].size());
+    for (const auto i : by_table[t]) out.push_back(keys[i]);
     return out;
+}
+
+}  // namespace
+
+std::vector<foreign_key> catalog::foreign_keys_from(table_id t) const {
+    return keys_at(foreign_keys_, fks_by_table_, t);
+}
+
+std::vector<foreign_key> catalog::foreign_keys_to(table_id t) const {
+    return keys_at(foreign_keys_, fks_to_table_, t);
 }
 
 std::string catalog::table_key(database_id db, std::string_view name) {

@@ -146,6 +146,33 @@ std::string described(const catalog& cat, table_id t, name_style style) {
     return out;
 }
 
+/// The signature, then the tables it references and the tables that reference it.
+std::string related(const catalog& cat, table_id t, name_style style) {
+    auto out = serialize_table(cat, t, table_format::signature, style);
+    auto name = [&](table_id u) {
+        const auto& tb = cat.table(u);
+        return detail::pick(tb.name, tb.nl_name, style);
+    };
+    // Each other table once, in the order of its first key.
+    auto names_of = [&](const std::vector<foreign_key>& keys, column_id foreign_key::*other) {
+        std::vector<table_id> seen;
+        std::vector<std::string> names;
+        for (const auto& fk : keys)
+            if (const auto u = cat.column(fk.*other).table;
+                u != t && std::find(seen.begin(), seen.end(), u) == seen.end()) {
+                seen.push_back(u);
+                names.push_back(name(u));
+            }
+        return names;
+    };
+    const auto to = names_of(cat.foreign_keys_from(t), &foreign_key::to);
+    const auto from = names_of(cat.foreign_keys_to(t), &foreign_key::from);
+    if (!to.empty()) out += fmt::format(" references {}", fmt::join(to, ", "));
+    if (!from.empty())
+        out += fmt::format("{}referenced by {}", to.empty() ? " " : "; ", fmt::join(from, ", "));
+    return out;
+}
+
 }  // namespace
 
 namespace detail {
@@ -177,6 +204,8 @@ std::string serialize_table(const catalog& cat, table_id t, table_format format,
             return table_ddl(cat, t, {});
         case table_format::described:
             return described(cat, t, style);
+        case table_format::related:
+            return related(cat, t, style);
     }
     throw error("unknown table_format");
 }

@@ -35,6 +35,22 @@ TEST_CASE("table serialisations in every format and name style", "[serialize]") 
     CHECK(serialize_column(cat, 1, name_style::original) == "library.book_tbl.PubYear");
 }
 
+TEST_CASE("the related format names the tables a table references and is referenced by",
+          "[serialize]") {
+    auto cat = library();
+    CHECK(serialize_table(cat, 0, table_format::related) ==
+          "library.book(isbn, publication year) referenced by loan");
+    CHECK(serialize_table(cat, 1, table_format::related, name_style::original) ==
+          "library.loan(loan id, isbn) references book_tbl");
+    const auto shelf = cat.add_table(cat.find_database("library").value(), "shelf");
+    const auto code = cat.add_column(shelf, "code", "text");
+    cat.add_foreign_key(cat.find_column(0, "isbn").value(), code);  // book -> shelf
+    CHECK(serialize_table(cat, 0, table_format::related) ==
+          "library.book(isbn, publication year) references shelf; referenced by loan");
+    CHECK(serialize_table(cat, shelf, table_format::related) ==
+          "library.shelf(code) referenced by book");
+}
+
 TEST_CASE("DDL serialisation quotes identifiers and writes keys", "[serialize]") {
     const auto cat = library();
     CHECK(serialize_table(cat, 1, table_format::ddl) ==

@@ -94,6 +94,8 @@ inline std::string_view to_string(table_format f) {
             return "ddl";
         case table_format::described:
             return "described";
+        case table_format::related:
+            return "related";
         case table_format::signature:
             break;
     }

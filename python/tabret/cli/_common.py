@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from tabret import CachedEmbedder
 
 #: A table serialisation that is embedded.
-TextFormat = Literal["signature", "words", "ddl", "described"]
+TextFormat = Literal["signature", "words", "ddl", "described", "related"]
 
 LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -93,7 +93,8 @@ def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
         choices=get_args(TextFormat),
         help="table serialisation that is embedded (default: signature, db.table(cols); "
         "described: the signature, then the table's and columns' descriptions; column "
-        "vectors get the column's)",
+        "vectors get the column's; related: the signature, then the tables it references "
+        "and is referenced by)",
     )
 
 

@@ -50,8 +50,10 @@ nlohmann::json index_meta(const std::string& embedder_name, std::size_t dim,
 table_index_options options_from(const detail::json_reader& r) {
     table_index_options o;
     constexpr table_format formats[] = {table_format::signature, table_format::words,
-                                        table_format::ddl, table_format::described};
-    o.format = formats[r.one_of("table_format", {"signature", "words", "ddl", "described"})];
+                                        table_format::ddl, table_format::described,
+                                        table_format::related};
+    o.format =
+        formats[r.one_of("table_format", {"signature", "words", "ddl", "described", "related"})];
     o.names = r.one_of("names", {"natural", "original"}) == 0 ? name_style::natural
                                                               : name_style::original;
     constexpr index_kind kinds[] = {index_kind::exact, index_kind::hnsw, index_kind::sparse,
