@@ -117,3 +117,26 @@ def test_described_format_in_tables_columns_and_saved_indexes(tmp_path: Path) ->
         assert (cosine > 0.999) == same, text
     index.save(tmp_path / "idx")
     assert TableIndex.load(tmp_path / "idx").core.format == "described"
+
+
+def test_related_format_names_neighbours_and_survives_a_save(tmp_path: Path) -> None:
+    """`related` writes the signature, then the tables the table's keys reference and the
+    tables that reference it; an index built with it embeds that text and keeps the format."""
+    from tabret.index import TableIndex
+
+    cat = Catalog()
+    db = cat.add_database("shop")
+    customer = cat.add_table(db, "customer")
+    cid = cat.add_column(customer, "id", "INT")
+    order = cat.add_table(db, "orders")
+    cat.add_foreign_key(cat.add_column(order, "customer_id", "INT"), cid)
+    cat.add_table(db, "note")
+    assert cat.serialize_table(customer, format="related").endswith(" referenced by orders")
+    assert cat.serialize_table(order, format="related").endswith(" references customer")
+    assert cat.serialize_table(2, format="related") == cat.serialize_table(2)
+    index = TableIndex.build(cat, tabret.HashingEmbedder(), format="related", progress=False)
+    assert index.table_text(customer) == cat.serialize_table(customer, format="related")
+    index.save(tmp_path / "idx")
+    loaded = TableIndex.load(tmp_path / "idx")
+    assert loaded.core.format == "related"
+    assert loaded.table_text(order) == cat.serialize_table(order, format="related")
