@@ -81,12 +81,13 @@ tsan: deps
 	scripts/sanitize.sh thread
 
 # docs/recall.png: recall@k curves per method on both benchmarks, from `tabret eval --output`
-# (MiniLM; about 15 minutes on 2 cores). Needs `make install` or `make test` first.
+# (MiniLM; the papers' table text, signature; about 15 minutes on 2 cores). Needs `make install`
+# or `make test` first.
 PLOT_METHODS := single-hop bm25 hybrid reverse greedy-join
 plot:
 	mkdir -p build/eval
 	for b in spider-union bird-union; do \
-	  HF_HUB_OFFLINE=1 $(PYTHON) -m tabret eval --benchmark $$b --method $(PLOT_METHODS) \
+	  HF_HUB_OFFLINE=1 $(PYTHON) -m tabret eval --format signature --benchmark $$b --method $(PLOT_METHODS) \
 	    --k 1 2 3 5 10 20 --quiet --output build/eval/$$b.json || exit 1; \
 	done
 	$(PYTHON) -m tabret plot build/eval/spider-union.json build/eval/bird-union.json \

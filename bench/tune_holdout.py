@@ -1,9 +1,9 @@
 """The default pipeline before and after, and ``tabret tune`` on a held-out split (issue 49
 item 4).
 
-For each benchmark: the index as ``tabret index`` now builds it by default (table and column
-vectors, the join graph of :func:`tabret.join.automatic_graph`, one template question per table),
-then
+For each benchmark: the index as ``tabret index`` now builds it by default (the table text
+``--format``, default the index's; table and column vectors, the join graph of
+:func:`tabret.join.automatic_graph`, one template question per table), then
 
 - *before / after*: ``tabret query``'s old default (single-hop) and its new one (the pipeline
   :func:`tabret.tuning.default_choice` gives for this index) on all the questions;
@@ -12,7 +12,7 @@ then
   the choice are scored on the other half, which tuning never saw.
 
 k = 3 / 5 / 10 / 20, complete recall, recall and mean tables; the choice is made at k = 5.
-Writes build/bench/tune_holdout_<benchmark>_<embedder>.json; progress on stderr.
+Writes build/bench/tune_holdout_<benchmark>_<embedder>_<format>.json; progress on stderr.
 
 Run: ``python -m bench.tune_holdout [--benchmark spider-union bird-union] [--embedder hashing]``.
 """
@@ -24,12 +24,12 @@ import random
 import sys
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, get_args
 
 from bench.common import machine, write_json
 from tabret.benchmarks import Benchmark, load_benchmark
 from tabret.eval import EvalResult, evaluate
-from tabret.index import TableIndex
+from tabret.index import DEFAULT_TABLE_FORMAT, TableFormat, TableIndex
 from tabret.join import JoinGraph, automatic_graph
 from tabret.methods import Inputs
 from tabret.reverse import GeneratedQuestions
@@ -67,11 +67,11 @@ def score(choice: Choice, index: TableIndex, inputs: Inputs, bench: Benchmark) -
     return evaluate(choice.build(index, inputs).retrieve, bench, KS, progress=False)
 
 
-def run(name: str, embedder: str, seed: int) -> dict[str, Any]:
+def run(name: str, embedder: str, seed: int, text: TableFormat) -> dict[str, Any]:
     bench = load_benchmark(name)
-    log(f"{name}: indexing {bench.catalog!r} with {embedder}")
+    log(f"{name}: indexing {bench.catalog!r} with {embedder}, format {text}")
     start = time.perf_counter()
-    index = TableIndex.build(bench.catalog, embedder, progress=False)
+    index = TableIndex.build(bench.catalog, embedder, format=text, progress=False)
     graph = automatic_graph(bench.catalog)  # as `tabret index` chooses it
     log(f"{name}: join graph {graph}")
     inputs = Inputs(
@@ -99,6 +99,7 @@ def run(name: str, embedder: str, seed: int) -> dict[str, Any]:
     return {
         "benchmark": name,
         "embedder": embedder,
+        "format": text,
         "seed": seed,
         "index_seconds": built,
         "join_graph": graph,
@@ -134,13 +135,19 @@ def main() -> None:
     p.add_argument("--benchmark", nargs="+", default=["spider-union", "bird-union"])
     p.add_argument("--embedder", default="hashing")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--format",
+        default=DEFAULT_TABLE_FORMAT,
+        choices=get_args(TableFormat),
+        help=f"the table text (default: {DEFAULT_TABLE_FORMAT}, as `tabret index`)",
+    )
     args = p.parse_args()
     results = []
     for name in args.benchmark:
-        result = run(name, args.embedder, args.seed)
+        result = run(name, args.embedder, args.seed, args.format)
         results.append(result)
         path = write_json(
-            f"tune_holdout_{name}_{args.embedder}.json",
+            f"tune_holdout_{name}_{args.embedder}_{args.format}.json",
             {"machine": machine(), **result},
         )
         print(table(result), flush=True)

@@ -137,9 +137,9 @@ void register_index(py::module_& m) {
                     table_index::build(cat, embedder, name, o, report));
             },
             py::arg("catalog"), py::arg("embed"), py::arg("embedder_name"),
-            py::arg("format") = "signature", py::arg("names") = "natural",
-            py::arg("columns") = true, py::arg("kind") = "auto", py::arg("hnsw_m") = 16,
-            py::arg("ef_construction") = 200, py::arg("ef_search") = 64,
+            py::arg("format") = "related", py::arg("names") = "natural", py::arg("columns") = true,
+            py::arg("kind") = "auto", py::arg("hnsw_m") = 16, py::arg("ef_construction") = 200,
+            py::arg("ef_search") = 64,
             py::arg("sparse_max_postings") = sparse_params{}.max_postings,
             py::arg("sparse_rescore") = sparse_params{}.rescore,
             py::arg("pca_dims") = pca_params{}.dims,

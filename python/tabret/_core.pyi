@@ -210,7 +210,7 @@ class TableIndex:
         catalog: Catalog,
         embed: HashingEmbedder | Callable[[list[str]], Any],
         embedder_name: str,
-        format: TableFormat = "signature",
+        format: TableFormat = "related",
         names: NameStyle = "natural",
         columns: bool = True,
         kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"] = "auto",

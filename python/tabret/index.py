@@ -29,6 +29,11 @@ __all__ = ["DenseRetriever", "LexicalRetriever", "TableIndex", "load_saved"]
 
 EmbedderLike = Embedder | HashingEmbedder | Callable[[list[str]], Any] | str | None
 Progress = bool | Callable[[str, int, int], None]
+#: How a table is written for embedding (:meth:`TableIndex.build`'s ``format``).
+TableFormat = Literal["signature", "words", "ddl", "described", "related"]
+#: The default table text: the signature, then the tables it references and is referenced by
+#: (chosen on Spider train; docs/results.md "The table text").
+DEFAULT_TABLE_FORMAT: TableFormat = "related"
 
 
 def _progress(progress: Progress) -> Callable[[str, int, int], None] | None:
@@ -84,7 +89,7 @@ class TableIndex:
         catalog: _core.Catalog,
         embedder: EmbedderLike = None,
         *,
-        format: Literal["signature", "words", "ddl", "described", "related"] = "signature",
+        format: TableFormat = DEFAULT_TABLE_FORMAT,
         names: Literal["natural", "original"] = "natural",
         columns: bool = True,
         kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"] = "auto",
@@ -101,7 +106,9 @@ class TableIndex:
         """Embeds every table (and column) of ``catalog`` and keeps ``values``, the catalog's
         cell values (:func:`tabret.values.read_values`), when given. ``embedder`` defaults to
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
-        a table is written: ``db.table(col, …)`` (signature), words, DDL, or ``described`` (the
+        a table is written: ``related`` (the default: the signature ``db.table(col, …)``, then
+        ``references A; referenced by B``, the tables its foreign keys point to and those whose
+        keys point to it), ``signature`` (the papers' text), words, DDL, or ``described`` (the
         signature, then the table's and its columns' descriptions; column texts get
         ``: description``). ``kind``: ``auto`` (the default: the tables' and the columns'
         vectors each get ``exact`` up to 8 MiB of float32 rows, above that ``sparse`` for

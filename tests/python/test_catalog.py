@@ -134,9 +134,37 @@ def test_related_format_names_neighbours_and_survives_a_save(tmp_path: Path) -> 
     assert cat.serialize_table(customer, format="related").endswith(" referenced by orders")
     assert cat.serialize_table(order, format="related").endswith(" references customer")
     assert cat.serialize_table(2, format="related") == cat.serialize_table(2)
-    index = TableIndex.build(cat, tabret.HashingEmbedder(), format="related", progress=False)
+    index = TableIndex.build(cat, tabret.HashingEmbedder(), progress=False)  # the default
+    assert index.core.format == "related"
     assert index.table_text(customer) == cat.serialize_table(customer, format="related")
     index.save(tmp_path / "idx")
     loaded = TableIndex.load(tmp_path / "idx")
     assert loaded.core.format == "related"
     assert loaded.table_text(order) == cat.serialize_table(order, format="related")
+
+
+def test_a_signature_index_keeps_its_text_after_the_default_changed(tmp_path: Path) -> None:
+    """An index built with the earlier default (``signature``) loads with its own format: its
+    table texts stay the signature and it answers exactly as before it was saved."""
+    from tabret import DenseRetriever
+    from tabret.index import TableIndex
+
+    cat = shop()
+    index = TableIndex.build(cat, tabret.HashingEmbedder(), format="signature", progress=False)
+    index.save(tmp_path / "idx")
+    loaded = TableIndex.load(tmp_path / "idx")
+    assert loaded.core.format == "signature"
+    related = [
+        t
+        for t in range(cat.num_tables)
+        if cat.serialize_table(t, format="related") != cat.serialize_table(t)
+    ]
+    assert related  # the catalog has keys, so the two formats differ somewhere
+    assert all(loaded.table_text(t) == cat.serialize_table(t) for t in range(cat.num_tables))
+
+    def top(i: TableIndex) -> list[tuple[int, float]]:
+        return [
+            (t.id, t.score) for t in DenseRetriever(i).retrieve("orders of a customer", 3).tables
+        ]
+
+    assert top(loaded) == top(index)

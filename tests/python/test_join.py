@@ -45,7 +45,9 @@ def index() -> TableIndex:
     cat = Catalog()
     cat.add_ddl_text(SCHOOL, "school")
     cat.add_ddl_text(SHOP, "shop")
-    return TableIndex.build(cat, "hashing", progress=False)
+    # the signature alone: with the related text the junction table names both of its ends and
+    # the dense stage finds it, leaving the closure test nothing to bridge
+    return TableIndex.build(cat, "hashing", format="signature", progress=False)
 
 
 @pytest.fixture(scope="module")

@@ -50,7 +50,7 @@ inline constexpr std::size_t automatic_exact_bytes = std::size_t{8} << 20;
 [[nodiscard]] index_kind automatic_kind(const matrix& vectors);
 
 struct table_index_options {
-    table_format format = table_format::signature;  ///< How a table is written for embedding.
+    table_format format = table_format::related;  ///< How a table is written for embedding.
     name_style names = name_style::natural;
     bool columns = true;  ///< Also embed one `db.table.column` per column (`: description`
                           ///< after it with table_format::described).

@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tabret.cli._common import TextFormat, add_choice, add_number, add_threshold_rule
+from tabret.cli._common import add_choice, add_number, add_threshold_rule
+from tabret.index import TableFormat
 from tabret.methods import METHODS, AdaptiveOptions, Inputs, NoOptions
 
 if TYPE_CHECKING:
@@ -136,7 +137,7 @@ def calibration_bench(
     a: AdaptiveEval,
     benchmark: str,
     embedder: object,
-    text: TextFormat,
+    text: TableFormat,
     data_dir: Path | None,
     quiet: bool,
 ) -> tuple[Benchmark, TableIndex] | None:

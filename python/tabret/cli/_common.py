@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from tabret.adaptive import ThresholdRule
 from tabret.catalog import Catalog
+from tabret.index import DEFAULT_TABLE_FORMAT, TableFormat
 
 if TYPE_CHECKING:
     from tabret import CachedEmbedder
 
-#: A table serialisation that is embedded.
-TextFormat = Literal["signature", "words", "ddl", "described", "related"]
 
 LOADERS: dict[str, Callable[[str], Catalog]] = {
     "spider": Catalog.from_spider_json,
@@ -89,12 +88,13 @@ def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
     )
     p.add_argument(
         text_flag,
-        default="signature",
-        choices=get_args(TextFormat),
-        help="table serialisation that is embedded (default: signature, db.table(cols); "
-        "described: the signature, then the table's and columns' descriptions; column "
-        "vectors get the column's; related: the signature, then the tables it references "
-        "and is referenced by)",
+        default=DEFAULT_TABLE_FORMAT,
+        choices=get_args(TableFormat),
+        help=f"table serialisation that is embedded (default: {DEFAULT_TABLE_FORMAT}). "
+        "signature: db.table(cols); related: the signature, then the tables its foreign keys "
+        "reference and the tables that reference it (the signature where there are no keys); "
+        "described: the signature, then the table's and columns' descriptions, and column "
+        "vectors get the column's",
     )
 
 

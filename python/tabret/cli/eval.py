@@ -21,7 +21,6 @@ from tabret.cli._common import (
     FamiliesChoice,
     Identifiers,
     Keys,
-    TextFormat,
     add_catalog_arguments,
     add_embedding_arguments,
     embedder_arg,
@@ -29,6 +28,7 @@ from tabret.cli._common import (
     positive_int,
     understood,
 )
+from tabret.index import TableFormat
 from tabret.methods import (
     METHODS,
     GreedyJoinOptions,
@@ -60,7 +60,7 @@ class EvalOptions:
     pipelines: list[str]
     k: list[int]
     level: Literal["table", "column"]
-    text: TextFormat
+    text: TableFormat
     embedder: str
     embedding_cache: str | None
     cache_embeddings: bool

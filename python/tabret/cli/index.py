@@ -14,13 +14,13 @@ from tabret.cli._common import (
     FamiliesChoice,
     Identifiers,
     Keys,
-    TextFormat,
     add_catalog_arguments,
     add_embedding_arguments,
     add_source_arguments,
     embedder_arg,
     understood,
 )
+from tabret.index import TableFormat
 
 if TYPE_CHECKING:
     from tabret._core import ColumnStats
@@ -40,7 +40,7 @@ class IndexOptions:
     replace: bool
     embedder: str
     embedding_cache: str | None
-    text: TextFormat
+    text: TableFormat
     kind: Literal["auto", "exact", "hnsw", "sparse", "int8", "pca"]
     columns: bool
     quiet: bool
