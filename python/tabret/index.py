@@ -157,6 +157,15 @@ class TableIndex:
         index.values = _checked_values(core, values)
         return index
 
+    def with_question_memo(self) -> TableIndex:
+        """This index (sharing its vectors) with its query embedder behind an in-memory cache
+        (:class:`tabret.CachedEmbedder`, same name): a text embedded once, by any retriever
+        built over the copy, is not embedded again. For running many pipelines over the same
+        questions (:func:`tabret.tuning.tune`); the cache grows with every distinct text."""
+        index = copy.copy(self)
+        index._embed = _core.CachedEmbedder(self._embed, self.embedder_name)
+        return index
+
     def with_values(self, values: _core.ValueIndex | None) -> TableIndex:
         """This index (sharing its vectors) with ``values`` as its cell values (``None``:
         without). :class:`tabret.Error` when they were read for another catalog."""

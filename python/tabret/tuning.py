@@ -372,11 +372,12 @@ def tune(
         questions=inputs.questions is not None,
         values=index.values is not None,
     )
+    memo = index.with_question_memo()  # each question is embedded once, not once per pipeline
     per_question = []
     for i, choice in enumerate(choices, 1):
         if progress is not None:
             progress(f"[{i}/{len(choices)}] {choice.label}")
-        per_question.append(_scores(choice, index, inputs, bench, k))
+        per_question.append(_scores(choice, memo, inputs, bench, k))
     trials = [_trial(c, s) for c, s in zip(choices, per_question, strict=True)]
     order = list(range(n))
     random.Random(seed).shuffle(order)

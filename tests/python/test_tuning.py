@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tabret import _core
+from tabret import Catalog, _core
 from tabret.benchmarks import questions_benchmark
 from tabret.cli import main
 from tabret.datasets import _demo_file
@@ -41,6 +41,10 @@ def demo_questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     )
     return path
+
+
+def _demo_catalog() -> Catalog:
+    return Catalog.from_json(str(_demo_file("catalog.json")))
 
 
 def _index(path: Path, *extra: str) -> Path:
@@ -141,6 +145,42 @@ def test_tune_cross_validates_and_keeps_the_default_among_equals(
         tune(index, replace(bench, questions=bench.questions[:9]), inputs)
     with pytest.raises(ValueError, match="folds must be between 2"):
         tune(index, bench, inputs, folds=1)
+
+
+def test_tune_embeds_each_question_once(demo_questions: Path) -> None:
+    """Tune runs 16 pipelines over the same questions; each question reaches the embedder once
+    (TableIndex.with_question_memo), and the trials are what the pipelines score without it."""
+    from tabret import HashingEmbedder
+    from tabret.index import TableIndex
+    from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
+
+    hashing = HashingEmbedder()
+    embedded: list[str] = []
+
+    class Counting:
+        name = hashing.name
+
+        def embed(self, texts: list[str]) -> object:
+            embedded.extend(texts)
+            return hashing.embed(texts)
+
+    index = TableIndex.build(_demo_catalog(), Counting(), progress=False)
+    inputs = Inputs(
+        graph=JoinGraph.build(index, progress=False),
+        questions=GeneratedQuestions.build(index, progress=False),
+    )
+    bench = questions_benchmark(demo_questions, index.catalog)
+    texts = {q.question for q in bench.questions}
+    embedded.clear()
+    report = tune(index, bench, inputs, k=5)
+    assert len(report.trials) == 16
+    asked = [t for t in embedded if t in texts]
+    assert sorted(asked) == sorted(texts)  # every question once, not once per pipeline
+    embedded.clear()
+    report.trials[0].choice.build(index, inputs).retrieve(sorted(texts), 5)
+    # without the memo one run of the default embeds them more than once (stage by stage)
+    assert len([t for t in embedded if t in texts]) > len(texts)
 
 
 def test_tabret_tune_saves_what_query_and_serve_then_run(
