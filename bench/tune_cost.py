@@ -13,12 +13,9 @@ import time
 from unittest import mock
 
 from bench.common import machine, write_json
-from bench.tune_holdout import halves, log
+from bench.tune_holdout import halves, indexed, log
 from tabret.benchmarks import load_benchmark
-from tabret.index import TableIndex
-from tabret.join import JoinGraph
-from tabret.methods import Inputs
-from tabret.reverse import GeneratedQuestions
+from tabret.index import DEFAULT_TABLE_FORMAT, TableIndex
 from tabret.tuning import TuneReport, tune
 
 
@@ -28,12 +25,7 @@ def main() -> None:
     p.add_argument("--embedder", default="all-MiniLM-L6-v2")
     args = p.parse_args()
     bench = load_benchmark(args.benchmark)
-    log(f"{args.benchmark}: indexing with {args.embedder}")
-    index = TableIndex.build(bench.catalog, args.embedder, progress=False)
-    inputs = Inputs(
-        graph=JoinGraph.build(index, progress=False),
-        questions=GeneratedQuestions.build(index, progress=False),
-    )
+    index, inputs, _ = indexed(bench, args.embedder, DEFAULT_TABLE_FORMAT)
     tuning, _ = halves(bench, 0)
 
     def timed() -> tuple[float, TuneReport]:

@@ -67,17 +67,24 @@ def score(choice: Choice, index: TableIndex, inputs: Inputs, bench: Benchmark) -
     return evaluate(choice.build(index, inputs).retrieve, bench, KS, progress=False)
 
 
-def run(name: str, embedder: str, seed: int, text: TableFormat) -> dict[str, Any]:
-    bench = load_benchmark(name)
-    log(f"{name}: indexing {bench.catalog!r} with {embedder}, format {text}")
-    start = time.perf_counter()
+def indexed(bench: Benchmark, embedder: str, text: TableFormat) -> tuple[TableIndex, Inputs, str]:
+    """``bench``'s catalog indexed as ``tabret index`` builds it by default (with the table text
+    ``text``): the index, its join graph and template questions, and which graph it is."""
+    log(f"{bench.name}: indexing {bench.catalog!r} with {embedder}, format {text}")
     index = TableIndex.build(bench.catalog, embedder, format=text, progress=False)
     graph = automatic_graph(bench.catalog)  # as `tabret index` chooses it
-    log(f"{name}: join graph {graph}")
+    log(f"{bench.name}: join graph {graph}")
     inputs = Inputs(
         graph=JoinGraph.build(index, progress=False, infer_compatibility=graph != "keys"),
         questions=GeneratedQuestions.build(index, progress=False),
     )
+    return index, inputs, graph
+
+
+def run(name: str, embedder: str, seed: int, text: TableFormat) -> dict[str, Any]:
+    bench = load_benchmark(name)
+    start = time.perf_counter()
+    index, inputs, graph = indexed(bench, embedder, text)
     built = time.perf_counter() - start
     default = default_choice(graph=True, questions=True, values=False)
     rows = [

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tabret import Catalog, _core
+from tabret import _core
 from tabret.benchmarks import questions_benchmark
 from tabret.cli import main
 from tabret.datasets import _demo_file
@@ -41,10 +41,6 @@ def demo_questions(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     )
     return path
-
-
-def _demo_catalog() -> Catalog:
-    return Catalog.from_json(str(_demo_file("catalog.json")))
 
 
 def _index(path: Path, *extra: str) -> Path:
@@ -149,8 +145,9 @@ def test_tune_cross_validates_and_keeps_the_default_among_equals(
 
 def test_tune_embeds_each_question_once(demo_questions: Path) -> None:
     """Tune runs 16 pipelines over the same questions; each question reaches the embedder once
-    (TableIndex.with_question_memo), and the trials are what the pipelines score without it."""
-    from tabret import HashingEmbedder
+    (TableIndex.with_question_memo), where one pipeline alone embeds it more than once. (That
+    the trials are what the pipelines score without the memo is the test above.)"""
+    from tabret import HashingEmbedder, demo_catalog
     from tabret.index import TableIndex
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
@@ -165,7 +162,7 @@ def test_tune_embeds_each_question_once(demo_questions: Path) -> None:
             embedded.extend(texts)
             return hashing.embed(texts)
 
-    index = TableIndex.build(_demo_catalog(), Counting(), progress=False)
+    index = TableIndex.build(demo_catalog(), Counting(), progress=False)
     inputs = Inputs(
         graph=JoinGraph.build(index, progress=False),
         questions=GeneratedQuestions.build(index, progress=False),
