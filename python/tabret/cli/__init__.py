@@ -1,5 +1,5 @@
 """The ``tabret`` command line: one module per subcommand (:mod:`tabret.cli.catalog`,
-``index``, ``query``, ``tune``, ``eval``, ``plot``, ``demo``, ``serve``). Each turns its
+``index``, ``query``, ``tune``, ``train``, ``eval``, ``plot``, ``demo``, ``serve``). Each turns its
 argparse namespace into a typed options dataclass in its ``command`` function; nothing past
 that function sees argparse.
 """
@@ -14,7 +14,7 @@ from typing import Protocol
 
 from tabret import __version__
 from tabret._core import Error
-from tabret.cli import catalog, demo, index, plot, query, serve, tune
+from tabret.cli import catalog, demo, index, plot, query, serve, train, tune
 from tabret.cli import eval as eval_command
 
 __all__ = ["build_parser", "main"]
@@ -40,6 +40,7 @@ SUBCOMMANDS: dict[str, Subcommand] = {
     "demo": demo,
     "eval": eval_command,
     "serve": serve,
+    "train": train,
     "tune": tune,
 }
 
@@ -89,6 +90,8 @@ EXTRAS = {
     "sentence_transformers": "models",
     "transformers": "models",
     "torch": "models",
+    "datasets": "train",
+    "accelerate": "train",
     "sqlglot": "benchmarks",
     "wordninja": "identifiers",
     "langchain_core": "langchain",

@@ -77,8 +77,8 @@ def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:
     p.add_argument(
         "--embedder",
         default="all-MiniLM-L6-v2",
-        help="'hashing' (built-in, no model) or a sentence-transformers model name/path "
-        "(default: all-MiniLM-L6-v2, offline)",
+        help="'hashing' (built-in, no model) or a sentence-transformers model name/path, such "
+        "as a directory `tabret train` wrote (default: all-MiniLM-L6-v2, offline)",
     )
     p.add_argument(
         "--embedding-cache",

@@ -82,6 +82,7 @@ class EvalOptions:
     data_dir: Path | None
     recorded_only: bool
     first: int | None
+    within_database: bool
     llm: _llm.LLMChoice
     output: str | None
     json: bool
@@ -207,6 +208,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="score only the benchmark's first N questions (said in the results' source line)",
     )
+    p.add_argument(
+        "--within-database",
+        action="store_true",
+        help="an --embedder that `tabret train` made may be scored on databases it was trained "
+        "on (a within-database split): its training questions are still refused",
+    )
     _llm.add_arguments(
         p,
         "LLM (crush, murre, greedy-join, jar-exact, reverse)",
@@ -289,6 +296,7 @@ def command(args: argparse.Namespace) -> int:
             data_dir=Path(args.data_dir) if args.data_dir else None,
             recorded_only=args.recorded_only,
             first=args.first,
+            within_database=args.within_database,
             llm=_llm.choice(args),
             output=args.output,
             json=args.json,
@@ -521,6 +529,7 @@ def _runs(
 def run(o: EvalOptions) -> int:
     from tabret.benchmarks import database_benchmarks
     from tabret.eval import merge_results
+    from tabret.training import check_unseen
 
     _check_level(o)
     _check_values(o)
@@ -529,6 +538,7 @@ def run(o: EvalOptions) -> int:
     counter = _token_counter(o)
     print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
     bench = _benchmark(o)
+    check_unseen(o.embedder, bench, within_database=o.within_database)
     embedder = _embedder(o)
     started = time.perf_counter()
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
