@@ -216,11 +216,11 @@ def train_embedder(
     out = Path(out)
     _check_out(out, replace)
     out.parent.mkdir(parents=True, exist_ok=True)
-    st, trainer_cls, args_cls, loss_cls, samplers, callback_cls = _imports()
+    sentence_transformer = _imports()[0]
     from transformers import set_seed
 
     set_seed(options.seed)
-    model = st(_model_path(options.base_model), device="cpu")
+    model = sentence_transformer(_model_path(options.base_model), device="cpu")
     served_length = model.max_seq_length
     pool = _pool(bench)
     texts = _texts(bench, pool, options.format)
@@ -232,18 +232,7 @@ def train_embedder(
     model.max_seq_length = options.max_seq_length
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        stopped, steps, seconds = _fit(
-            model,
-            rows,
-            options,
-            tmp,
-            progress,
-            trainer_cls,
-            args_cls,
-            loss_cls,
-            samplers,
-            callback_cls,
-        )
+        stopped, steps, seconds = _fit(model, rows, options, tmp, progress)
         model.max_seq_length = served_length
         model.save(str(tmp / "model"))
         manifest = {
@@ -267,24 +256,17 @@ def train_embedder(
 
 
 def _fit(
-    model: Any,
-    rows: list[dict[str, str]],
-    options: TrainingOptions,
-    work: Path,
-    progress: bool,
-    trainer_cls: Any,
-    args_cls: Any,
-    loss_cls: Any,
-    samplers: Any,
-    callback_cls: Any,
+    model: Any, rows: list[dict[str, str]], options: TrainingOptions, work: Path, progress: bool
 ) -> tuple[str, int, float]:
     """sentence-transformers' trainer over ``rows``; returns (how it stopped, steps, seconds)."""
     from datasets import Dataset  # type: ignore[import-untyped]
 
+    _, trainer_cls, args_cls, loss_cls, samplers, callback_cls = _imports()
+
     started = time.monotonic()
     budget = options.time_budget
 
-    class Budget(callback_cls):  # type: ignore[misc]
+    class Budget(callback_cls):  # type: ignore[misc, valid-type]
         """Stops training at the first step end past the time budget."""
 
         hit = False
