@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,8 +34,11 @@ from tabret.training import TrainingOptions, check_unseen, read_manifest, train_
 from tabret.tuning import Choice, default_choice
 
 
-def trained(model: Path, budget: float, seed: int) -> dict[str, Any]:
-    """The manifest of ``model``, trained on Spider train first when it is not there."""
+def trained(
+    model: Path, budget: float, seed: int, train: Callable[..., Any] = train_embedder
+) -> dict[str, Any]:
+    """The manifest of ``model``, trained on Spider train by ``train`` (:func:`train_embedder`
+    or :func:`tabret.training.train_cross_encoder`) first when it is not there."""
     if read_manifest(model) is None:
         root = data_dir()
         bench = questions_benchmark(
@@ -42,9 +46,7 @@ def trained(model: Path, budget: float, seed: int) -> dict[str, Any]:
             Catalog.from_spider_json(root / "spider" / "tables.json"),
         )
         log(f"training on {len(bench.questions)} Spider train questions, budget {budget:.0f} s")
-        done = train_embedder(
-            bench, model, TrainingOptions(time_budget=budget, seed=seed), progress=True
-        )
+        done = train(bench, model, TrainingOptions(time_budget=budget, seed=seed), progress=True)
         log(f"trained: {done}")
     manifest = read_manifest(model)
     assert manifest is not None

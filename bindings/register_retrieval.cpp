@@ -3,7 +3,13 @@
 #include <tabret/retrieval/first_stage/bm25_retriever.hpp>
 #include <tabret/retrieval/first_stage/dense_retriever.hpp>
 
+#include <fmt/format.h>
+
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "callbacks.hpp"
 #include "choices.hpp"
@@ -24,18 +30,40 @@ using py_bm25_retriever = owner<bm25_retriever, std::shared_ptr<const table_inde
 }  // namespace
 
 void register_retrieval(py::module_& m) {
+    // Constructible, so that a stage written in Python returns what native stages return.
     py::class_<scored_table>(m, "ScoredTable")
+        .def(py::init([](table_id table, float score) {
+                 return scored_table{table, score};
+             }),
+             py::arg("table"), py::arg("score"))
         .def_readonly("table", &scored_table::table)
         .def_readonly("score", &scored_table::score);
     py::class_<scored_column>(m, "ScoredColumn")
+        .def(py::init([](column_id column, float score) {
+                 return scored_column{column, score};
+             }),
+             py::arg("column"), py::arg("score"))
         .def_readonly("column", &scored_column::column)
         .def_readonly("score", &scored_column::score);
     py::class_<trace_entry>(m, "TraceEntry")
+        .def(py::init([](table_id table, std::string step, std::string query, float score) {
+                 return trace_entry{table, std::move(step), std::move(query), score};
+             }),
+             py::arg("table"), py::arg("step"), py::arg("query"), py::arg("score"))
         .def_readonly("table", &trace_entry::table)
         .def_readonly("step", &trace_entry::step)
         .def_readonly("query", &trace_entry::query)
         .def_readonly("score", &trace_entry::score);
     py::class_<retrieval>(m, "Retrieval")
+        .def(py::init([](std::vector<scored_table> tables, std::vector<scored_column> columns,
+                         std::optional<std::size_t> cut, std::vector<trace_entry> trace) {
+                 if (cut && *cut > tables.size())
+                     throw py::value_error(
+                         fmt::format("cut {} is past the {} tables", *cut, tables.size()));
+                 return retrieval{std::move(tables), std::move(columns), cut, std::move(trace)};
+             }),
+             py::arg("tables"), py::arg("columns") = std::vector<scored_column>{},
+             py::arg("cut") = py::none(), py::arg("trace") = std::vector<trace_entry>{})
         .def_readonly("tables", &retrieval::tables)
         .def_readonly("columns", &retrieval::columns)
         .def_readonly("cut", &retrieval::cut)

@@ -38,6 +38,7 @@ from tabret.index import (
 from tabret.join import GreedyJoinRetriever, JarExactRetriever, JoinClosure, JoinGraph
 from tabret.murre import MurreRetriever
 from tabret.pipeline import DatabaseRouter, Fusion, Pipeline
+from tabret.rerank import PairScorer, RerankRetriever, reverse_reranker, window_scorer
 from tabret.reverse import GeneratedQuestions, ReverseRetriever
 from tabret.rewriting import (
     LexicalRemovalRewriter,
@@ -60,6 +61,7 @@ __all__ = [
     "NativeMethodRetriever",
     "Need",
     "NoOptions",
+    "RerankOptions",
     "ReverseOptions",
     "RouteOptions",
     "StageKind",
@@ -76,7 +78,7 @@ __all__ = [
 #: Where a method sits in a pipeline (see the module docstring).
 StageKind = Literal["first", "select", "post"]
 #: What a method may need besides the index.
-Need = Literal["llm", "join-graph", "questions", "decomposition", "values"]
+Need = Literal["llm", "join-graph", "questions", "decomposition", "values", "reranker"]
 #: Builds the rewriter a method uses; ``output`` is what a removal rewriter writes (MURRE),
 #: others ignore it.
 RewriterFactory = Callable[[RemovalOutput], QueryRewriter]
@@ -95,13 +97,15 @@ class Inputs:
     """What the caller has besides the index. ``llm`` answers the method's prompts (a live
     model or recorded answers); ``rewriter``, when given, replaces the rewriter a method would
     build from ``llm`` (CRUSH's probes, MURRE's removal); ``first`` is the stage before a
-    ``select`` or ``post`` stage."""
+    ``select`` or ``post`` stage; ``reranker`` scores (question, table text) pairs
+    (:class:`tabret.rerank.CrossEncoderScorer`: ``rerank``, and ATR's window scorer)."""
 
     llm: LLMLike | None = None
     graph: JoinGraph | None = None
     questions: GeneratedQuestions | None = None
     rewriter: RewriterFactory | None = None
     first: BaseRetriever | None = None
+    reranker: PairScorer | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +159,11 @@ class AdaptiveOptions:
 
     def scorer(self) -> SimilarityScorer:
         return SimilarityScorer(self.rule, self.value, self.depth)
+
+
+@dataclass(frozen=True)
+class RerankOptions:
+    candidates: int = field(default=_default(RerankRetriever, "candidates"))
 
 
 @dataclass(frozen=True)
@@ -264,7 +273,10 @@ def _bm25(index: TableIndex, inputs: Inputs, options: NoOptions) -> BaseRetrieve
 def _reverse(index: TableIndex, inputs: Inputs, options: ReverseOptions) -> BaseRetriever:
     if inputs.questions is None:
         raise _missing("reverse", "generated questions")
-    return ReverseRetriever(index, inputs.questions, candidates=options.candidates)
+    reranker = None if inputs.reranker is None else reverse_reranker(inputs.reranker)
+    return ReverseRetriever(
+        index, inputs.questions, reranker=reranker, candidates=options.candidates
+    )
 
 
 def _crush(index: TableIndex, inputs: Inputs, options: CrushOptions) -> BaseRetriever:
@@ -313,11 +325,19 @@ def _jar_exact(index: TableIndex, inputs: Inputs, options: JarExactOptions) -> B
 def _adaptive(index: TableIndex, inputs: Inputs, options: AdaptiveOptions) -> BaseRetriever:
     return AdaptiveRetriever(
         _first(index, inputs),
-        options.scorer(),
+        options.scorer() if inputs.reranker is None else window_scorer(inputs.reranker),
         candidates=options.candidates,
         window=options.window,
         retain=options.retain,
     )
+
+
+def _rerank(index: TableIndex, inputs: Inputs, options: RerankOptions) -> BaseRetriever:
+    if inputs.reranker is None:
+        raise _missing(
+            "rerank", "a reranker (a cross-encoder, tabret train --cross-encoder: --reranker DIR)"
+        )
+    return RerankRetriever(_first(index, inputs), inputs.reranker, candidates=options.candidates)
 
 
 def _murre_rewriter(index: TableIndex, inputs: Inputs, output: RemovalOutput) -> QueryRewriter:
@@ -412,8 +432,10 @@ _ALL: list[Method[Any]] = [
         ReverseOptions,
         _reverse,
         needs=frozenset({"questions"}),
+        uses=frozenset({"reranker"}),
         prefix=True,
-        score="Reverse Engineering's fused score of schema and generated-question similarity",
+        score="Reverse Engineering's fused score of schema and generated-question similarity "
+        "(with a reranker: its logit for the top candidates)",
     ),
     Method(
         "crush",
@@ -429,11 +451,13 @@ _ALL: list[Method[Any]] = [
     ),
     Method(
         "adaptive",
-        "ATR: sliding-window re-ranking of first-stage candidates with the similarity scorer, "
+        "ATR: sliding-window re-ranking of first-stage candidates with a window scorer, "
         "cut at its threshold (an adaptive number of tables)",
         "select",
         AdaptiveOptions,
         _adaptive,
+        uses=frozenset({"reranker"}),
+        offline="the training-free similarity scorer scores the windows",
         takes_first=True,
         prefix=True,
         score="the scorer's logit in the window that placed the table (comparable only within "
@@ -506,6 +530,17 @@ _ALL: list[Method[Any]] = [
         column_index=True,
         score="the first stage's score; the routed database's tables come first whatever "
         "their score",
+    ),
+    Method(
+        "rerank",
+        "the stage before's top candidates re-ranked by a cross-encoder's logit",
+        "post",
+        RerankOptions,
+        _rerank,
+        needs=frozenset({"reranker"}),
+        cli=False,
+        takes_first=True,
+        score="the reranker's logit for the question and the table's text",
     ),
     Method(
         "closure",

@@ -13,7 +13,8 @@
   :class:`JarExact` (both score the candidates with the question's table cosine, sub-query
   coverage and join ω, whatever ranked them).
 - A **post-step** wraps what comes before it: :class:`Closure` (bridge tables),
-  :class:`AdaptiveCut` (ATR's window re-ranking and cut), :class:`Route` (database routing).
+  :class:`AdaptiveCut` (ATR's window re-ranking and cut), :class:`Route` (database routing),
+  :class:`Rerank` (a cross-encoder re-ranks the candidates).
 
 Each stage is a C++ retriever; the stage before it is called once per batch. A result's trace
 lists, per table, the entries of every stage that placed it (e.g. ``greedy-join`` with the
@@ -37,6 +38,7 @@ from tabret.join import (
     JoinClosure,
     JoinGraph,
 )
+from tabret.rerank import PairScorer, RerankRetriever
 
 __all__ = [
     "AdaptiveCut",
@@ -46,6 +48,7 @@ __all__ = [
     "GreedyJoin",
     "JarExact",
     "Pipeline",
+    "Rerank",
     "Route",
     "Stage",
 ]
@@ -186,6 +189,20 @@ class AdaptiveCut(Stage):
 
     def over(self, previous: BaseRetriever) -> BaseRetriever:
         return AdaptiveRetriever(previous, **self.options)
+
+
+class Rerank(Stage):
+    """Post-step: :class:`~tabret.rerank.RerankRetriever` (``scorer``, e.g. a
+    :class:`~tabret.rerank.CrossEncoderScorer`) over the stage before it."""
+
+    name = "rerank"
+
+    def __init__(self, scorer: PairScorer, **options: Any) -> None:
+        super().__init__(**options)
+        self.scorer = scorer
+
+    def over(self, previous: BaseRetriever) -> BaseRetriever:
+        return RerankRetriever(previous, self.scorer, **self.options)
 
 
 class Pipeline(BaseRetriever):

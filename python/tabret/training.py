@@ -1,4 +1,5 @@
-"""Fine-tuning the embedder on questions with gold tables (``tabret train``).
+"""Fine-tuning the embedder, or training a cross-encoder, on questions with gold tables
+(``tabret train``).
 
 From a ``--questions`` file (each question with its gold tables, :func:`tabret.benchmarks.
 questions_benchmark`) over a catalog, :func:`train_embedder` fine-tunes a sentence-transformers
@@ -18,6 +19,12 @@ model on questions of a database it was trained on is refused (:func:`check_unse
 the caller says the split is within-database, and then each evaluated question must not be a
 training question.
 
+:func:`train_cross_encoder` trains a re-ranker on the same rows instead: a cross-encoder (one
+logit) that reads a (question, table text) pair, with sentence-transformers'
+``CrossEncoderTrainer`` and binary cross-entropy (label 1 for the gold pair, 0 for its hard
+negative); :class:`tabret.rerank.CrossEncoderScorer` loads it. Its manifest says
+``"kind": "cross-encoder"`` (the embedder's ``"bi-encoder"``).
+
 Needs ``pip install 'tabret[train]'`` (sentence-transformers with its trainer: datasets,
 accelerate).
 """
@@ -35,7 +42,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,6 +57,7 @@ __all__ = [
     "TrainingOptions",
     "check_unseen",
     "read_manifest",
+    "train_cross_encoder",
     "train_embedder",
 ]
 
@@ -199,6 +207,9 @@ def _install(tmp: Path, out: Path) -> None:
         shutil.rmtree(old)
 
 
+Kind = Literal["bi-encoder", "cross-encoder"]
+
+
 def train_embedder(
     bench: Benchmark,
     out: str | os.PathLike[str],
@@ -212,32 +223,60 @@ def train_embedder(
     ``replace=True``; anything else raises :class:`tabret.FileError` before training. The
     model is written to a temporary directory beside ``out`` and moved there when complete: an
     interruption (Ctrl-C) leaves ``out`` as it was."""
+    return _train("bi-encoder", bench, Path(out), options, replace, progress)
+
+
+def train_cross_encoder(
+    bench: Benchmark,
+    out: str | os.PathLike[str],
+    options: TrainingOptions = TrainingOptions(),
+    *,
+    replace: bool = False,
+    progress: bool = True,
+) -> TrainedModel:
+    """Trains a cross-encoder from ``options.base_model`` (a fresh one-logit head on its
+    encoder) that scores a (question, table text) pair: binary cross-entropy, label 1 for each
+    (question, gold table) pair and 0 for its hard negative (the same negatives as
+    :func:`train_embedder`). What it writes, where, and when it refuses: as
+    :func:`train_embedder`; :class:`tabret.rerank.CrossEncoderScorer` loads it."""
+    return _train("cross-encoder", bench, Path(out), options, replace, progress)
+
+
+def _train(
+    kind: Kind,
+    bench: Benchmark,
+    out: Path,
+    options: TrainingOptions,
+    replace: bool,
+    progress: bool,
+) -> TrainedModel:
     options.check()
-    out = Path(out)
     _check_out(out, replace)
+    _check_trainer()
     out.parent.mkdir(parents=True, exist_ok=True)
-    sentence_transformer = _imports()[0]
+    from sentence_transformers import SentenceTransformer
     from transformers import set_seed
 
     set_seed(options.seed)
-    model = sentence_transformer(_model_path(options.base_model), device="cpu")
-    served_length = model.max_seq_length
+    encoder = SentenceTransformer(_model_path(options.base_model), device="cpu")
     pool = _pool(bench)
     texts = _texts(bench, pool, options.format)
     rows = training_rows(
-        bench, texts, _mined(model, bench, pool, texts, options.mine_k), options.seed
+        bench, texts, _mined(encoder, bench, pool, texts, options.mine_k), options.seed
     )
     if not rows:
         raise ValueError(f"{bench.name}: no training pairs (every table of its databases is gold)")
-    model.max_seq_length = options.max_seq_length
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
-        stopped, steps, seconds = _fit(model, rows, options, tmp, progress)
-        model.max_seq_length = served_length
-        model.save(str(tmp / "model"))
+        model_dir = tmp / "model"
+        if kind == "bi-encoder":
+            stopped, steps, seconds = _fit_embedder(encoder, rows, options, tmp, progress)
+        else:
+            del encoder
+            stopped, steps, seconds = _fit_cross_encoder(rows, options, tmp, progress)
         manifest = {
             "tabret_training": _VERSION,
-            "kind": "bi-encoder",
+            "kind": kind,
             "options": asdict(options),
             "catalog": repr(bench.catalog),
             "databases": _databases(bench),
@@ -247,7 +286,6 @@ def train_embedder(
             "seconds": round(seconds, 1),
             "stopped": stopped,
         }
-        model_dir = tmp / "model"
         (model_dir / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n")
         _install(model_dir, out)
     finally:
@@ -255,18 +293,95 @@ def train_embedder(
     return TrainedModel(out, len(rows), steps, seconds, stopped)
 
 
-def _fit(
+def _fit_embedder(
     model: Any, rows: list[dict[str, str]], options: TrainingOptions, work: Path, progress: bool
 ) -> tuple[str, int, float]:
-    """sentence-transformers' trainer over ``rows``; returns (how it stopped, steps, seconds)."""
-    from datasets import Dataset  # type: ignore[import-untyped]
+    """MultipleNegativesRankingLoss over the rows (no duplicate text in a batch); saves the
+    model in ``work / "model"``."""
+    from sentence_transformers import (
+        SentenceTransformerTrainer,
+        SentenceTransformerTrainingArguments,
+    )
+    from sentence_transformers.base.sampler import BatchSamplers
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
-    _, trainer_cls, args_cls, loss_cls, samplers, callback_cls = _imports()
+    served_length = model.max_seq_length
+    model.max_seq_length = options.max_seq_length
+    args = SentenceTransformerTrainingArguments(
+        **_arguments(options, work, progress), batch_sampler=BatchSamplers.NO_DUPLICATES
+    )
+    result = _run(
+        SentenceTransformerTrainer, model, args, rows, MultipleNegativesRankingLoss(model), options
+    )
+    model.max_seq_length = served_length
+    model.save(str(work / "model"))
+    return result
+
+
+def _fit_cross_encoder(
+    rows: list[dict[str, str]], options: TrainingOptions, work: Path, progress: bool
+) -> tuple[str, int, float]:
+    """BinaryCrossEntropyLoss over (question, text, label) pairs, two a row; saves the model in
+    ``work / "model"``."""
+    from sentence_transformers.cross_encoder import (
+        CrossEncoder,
+        CrossEncoderTrainer,
+        CrossEncoderTrainingArguments,
+    )
+    from sentence_transformers.cross_encoder.losses import BinaryCrossEntropyLoss
+
+    model = CrossEncoder(
+        _model_path(options.base_model),
+        num_labels=1,
+        max_length=options.max_seq_length,
+        device="cpu",
+    )
+    pairs = [
+        {"question": r["anchor"], "text": r[side], "label": float(side == "positive")}
+        for r in rows
+        for side in ("positive", "negative")
+    ]
+    args = CrossEncoderTrainingArguments(**_arguments(options, work, progress))
+    result = _run(CrossEncoderTrainer, model, args, pairs, BinaryCrossEntropyLoss(model), options)
+    model.save(str(work / "model"))
+    return result
+
+
+def _arguments(options: TrainingOptions, work: Path, progress: bool) -> dict[str, Any]:
+    """The trainer arguments both kinds share."""
+    return dict(
+        output_dir=str(work / "checkpoints"),
+        num_train_epochs=options.epochs,
+        max_steps=options.max_steps if options.max_steps is not None else -1,
+        per_device_train_batch_size=options.batch_size,
+        learning_rate=options.learning_rate,
+        warmup_steps=options.warmup,
+        seed=options.seed,
+        data_seed=options.seed,
+        save_strategy="no",
+        logging_steps=50,
+        report_to="none",
+        disable_tqdm=not progress,
+        use_cpu=True,
+    )
+
+
+def _run(
+    trainer_cls: Any,
+    model: Any,
+    args: Any,
+    rows: list[dict[str, Any]],
+    loss: Any,
+    options: TrainingOptions,
+) -> tuple[str, int, float]:
+    """``trainer_cls`` over ``rows`` with a time-budget stop; (how it stopped, steps, seconds)."""
+    from datasets import Dataset  # type: ignore[import-untyped]
+    from transformers import TrainerCallback
 
     started = time.monotonic()
     budget = options.time_budget
 
-    class Budget(callback_cls):  # type: ignore[misc, valid-type]
+    class Budget(TrainerCallback):
         """Stops training at the first step end past the time budget."""
 
         hit = False
@@ -278,28 +393,11 @@ def _fit(
             return control
 
     stop = Budget()
-
-    args = args_cls(
-        output_dir=str(work / "checkpoints"),
-        num_train_epochs=options.epochs,
-        max_steps=options.max_steps if options.max_steps is not None else -1,
-        per_device_train_batch_size=options.batch_size,
-        learning_rate=options.learning_rate,
-        warmup_steps=options.warmup,
-        seed=options.seed,
-        data_seed=options.seed,
-        batch_sampler=samplers.NO_DUPLICATES,
-        save_strategy="no",
-        logging_steps=50,
-        report_to="none",
-        disable_tqdm=not progress,
-        use_cpu=True,
-    )
     trainer = trainer_cls(
         model=model,
         args=args,
         train_dataset=Dataset.from_list(rows),
-        loss=loss_cls(model),
+        loss=loss,
         callbacks=[stop],
     )
     trainer.train()
@@ -313,30 +411,18 @@ def _fit(
     return stopped, steps, time.monotonic() - started
 
 
-def _imports() -> tuple[Any, ...]:
-    """sentence-transformers' trainer classes (version 6 and later: the ``train`` extra)."""
+def _check_trainer() -> None:
+    """sentence-transformers' trainer (version 6 and later: the ``train`` extra), or a clear
+    ImportError before any work."""
     try:
-        from sentence_transformers import (
-            SentenceTransformer,
-            SentenceTransformerTrainer,
-            SentenceTransformerTrainingArguments,
-        )
-        from sentence_transformers.base.sampler import BatchSamplers
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-        from transformers import TrainerCallback
+        import datasets  # noqa: F401
+        from sentence_transformers.base.sampler import BatchSamplers  # noqa: F401
+        from sentence_transformers.cross_encoder import CrossEncoderTrainer  # noqa: F401
     except ImportError as err:
         raise ImportError(
             "tabret train needs sentence-transformers' trainer: "
             "pip install torch==2.13.0 'tabret[train]'"
         ) from err
-    return (
-        SentenceTransformer,
-        SentenceTransformerTrainer,
-        SentenceTransformerTrainingArguments,
-        MultipleNegativesRankingLoss,
-        BatchSamplers,
-        TrainerCallback,
-    )
 
 
 def read_manifest(model: str | os.PathLike[str]) -> dict[str, Any] | None:

@@ -125,6 +125,7 @@ def test_every_method_builds_offline() -> None:
         graph=JoinGraph.build(index),
         questions=GeneratedQuestions.build(index),
         first=METHODS["bm25"].build(index, Inputs(), METHODS["bm25"].options()),
+        reranker=lambda pairs: [float(len(text)) for _, text in pairs],
     )
     for method in METHODS.values():
         if method.name in ("murre-no-tabulation", "crush"):

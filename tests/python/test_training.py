@@ -24,6 +24,7 @@ from tabret.training import (
     TrainingOptions,
     check_unseen,
     read_manifest,
+    train_cross_encoder,
     train_embedder,
 )
 
@@ -148,15 +149,10 @@ def test_evaluating_on_training_databases_is_refused(tiny_model: str, tmp_path: 
     check_unseen(tiny_model, train, within_database=False)  # not trained by tabret: no record
 
 
-def test_the_cli_trains_and_eval_refuses_its_databases(
-    tiny_model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    train, _ = _split()
-    catalog = tmp_path / "catalog.json"
-    train.catalog.save_json(catalog)
-    questions = tmp_path / "log.jsonl"
-    cat = train.catalog
-    questions.write_text(
+def _questions_file(bench: Benchmark, path: Path) -> Path:
+    """``bench``'s questions in the ``--questions`` format."""
+    cat = bench.catalog
+    path.write_text(
         "".join(
             json.dumps(
                 {
@@ -165,9 +161,43 @@ def test_the_cli_trains_and_eval_refuses_its_databases(
                 }
             )
             + "\n"
-            for q in train.questions
+            for q in bench.questions
         )
     )
+    return path
+
+
+def _cli_files(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """The demo catalog's JSON, and the training and held-out halves' questions files."""
+    train, held_out = _split()
+    catalog = tmp_path / "catalog.json"
+    train.catalog.save_json(catalog)
+    log = _questions_file(train, tmp_path / "log.jsonl")
+    return catalog, log, _questions_file(held_out, tmp_path / "rest.jsonl")
+
+
+def test_the_cli_trains_a_reranker_that_eval_uses(
+    tiny_model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog, log, rest = _cli_files(tmp_path)
+    out = tmp_path / "ce"
+    common = ["--catalog", str(catalog), "--quiet"]
+    args = ["train", str(out), "--cross-encoder", "--questions", str(log), *common]
+    assert main([*args, "--base-model", tiny_model, "--max-steps", "2"]) == 0
+    assert f"--reranker {out}" in capsys.readouterr().out
+    run = ["eval", *common, "--embedder", tiny_model, "--reranker", str(out), "--k", "3"]
+    assert main([*run, "--questions", str(rest), "--pipeline", "single-hop > rerank"]) == 0
+    assert "single-hop > rerank" in capsys.readouterr().out
+    assert main([*run, "--questions", str(rest), "--method", "adaptive"]) == 0
+    assert "threshold logit 0" in capsys.readouterr().out
+    assert main([*run, "--questions", str(log), "--pipeline", "single-hop > rerank"]) == 1
+    assert "trained on questions of" in capsys.readouterr().err
+
+
+def test_the_cli_trains_and_eval_refuses_its_databases(
+    tiny_model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalog, questions, _ = _cli_files(tmp_path)
     out = tmp_path / "model"
     args = ["--questions", str(questions), "--catalog", str(catalog), "--quiet"]
     rc = main(["train", str(out), *args, "--base-model", tiny_model, "--max-steps", "2"])
@@ -185,6 +215,55 @@ def test_the_cli_trains_and_eval_refuses_its_databases(
     )
     assert "bad.jsonl:1" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def _rerank_recall(model: Path, bench: Benchmark, embedder: str) -> float:
+    """Recall at 3 of every table of ``bench`` re-ranked by the cross-encoder in ``model``."""
+    from tabret.rerank import CrossEncoderScorer, RerankRetriever
+
+    index = tabret.TableIndex.build(bench.catalog, embedder, progress=False)
+    everything = len(bench.catalog.tables)
+    rerank = RerankRetriever(
+        tabret.DenseRetriever(index), CrossEncoderScorer(model), candidates=everything
+    )
+    return evaluate(rerank.retrieve, bench, [3], progress=False).recall[3]
+
+
+def test_a_cross_encoder_learns_its_questions_and_loads_as_a_reranker(
+    tiny_model: str, tmp_path: Path
+) -> None:
+    from tabret.rerank import CrossEncoderScorer
+
+    train, _ = _split()
+    options = replace_base(FAST, tiny_model, learning_rate=1e-2)
+    once = tmp_path / "once"
+    train_cross_encoder(train, once, replace(options, max_steps=1), progress=False)
+    out = tmp_path / "ce"
+    done = train_cross_encoder(train, out, options, progress=False)
+    assert done.stopped == "completed"
+    manifest = read_manifest(out)
+    assert manifest is not None
+    assert manifest["kind"] == "cross-encoder"
+    before, after = (_rerank_recall(m, train, tiny_model) for m in (once, out))
+    assert after >= before + 10, (before, after)  # measured: 1.9 -> 17.6
+    scorer = CrossEncoderScorer(out)
+    assert scorer.format == FAST.format
+    logits = scorer([("a question", "a table"), ("another", "text")])
+    assert len(logits) == 2
+    assert all(isinstance(x, float) for x in logits)
+    assert scorer([]) == []
+
+
+def test_a_reranker_must_be_a_cross_encoder_directory(tiny_model: str, tmp_path: Path) -> None:
+    from tabret.rerank import CrossEncoderScorer
+
+    train, _ = _split()
+    embedder = tmp_path / "embedder"
+    train_embedder(train, embedder, replace_base(FAST, tiny_model, max_steps=1), progress=False)
+    with pytest.raises(ValueError, match="trained a bi-encoder there, not a cross-encoder"):
+        CrossEncoderScorer(embedder)
+    with pytest.raises(tabret.FileError, match="not a model directory"):
+        CrossEncoderScorer(tmp_path / "missing")
 
 
 _LONG_TRAINING = """

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from tabret.adaptive import ThresholdRule
     from tabret.benchmarks import Benchmark
     from tabret.index import BaseRetriever, TableIndex
+    from tabret.rerank import PairScorer
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,20 @@ def adaptive(
         )
     retriever = METHODS["adaptive"].build(index, Inputs(first=_first(a, index)), o)
     return f"adaptive ({a.first_stage}; {o.scorer().describe()}{fitted})", retriever
+
+
+def with_reranker(
+    a: AdaptiveEval, index: TableIndex, reranker: PairScorer
+) -> tuple[str, BaseRetriever]:
+    """ATR with a cross-encoder as the window scorer (threshold logit 0) over --first-stage."""
+    from tabret.rerank import scorer_name
+
+    inputs = Inputs(first=_first(a, index), reranker=reranker)
+    retriever = METHODS["adaptive"].build(index, inputs, a.options)
+    return (
+        f"adaptive ({a.first_stage}; {Path(scorer_name(reranker)).name}, threshold logit 0)",
+        retriever,
+    )
 
 
 def calibration_bench(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -13,6 +14,7 @@ from tabret.index import DEFAULT_TABLE_FORMAT, TableFormat
 
 if TYPE_CHECKING:
     from tabret import CachedEmbedder
+    from tabret.rerank import CrossEncoderScorer
 
 
 LOADERS: dict[str, Callable[[str], Catalog]] = {
@@ -69,6 +71,25 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
         "'information-schema' a COLUMNS export (.csv, .json, .jsonl) or a directory holding "
         "columns.<suffix> and keys.<suffix>",
     )
+
+
+def add_reranker_argument(p: Options) -> None:
+    """--reranker, shared by `query`, `eval` and `serve`."""
+    p.add_argument(
+        "--reranker",
+        metavar="DIR",
+        help="a cross-encoder (`tabret train --cross-encoder`): the scorer of the rerank stage "
+        "(--pipeline '… > rerank'), and adaptive's window scorer (threshold logit 0) instead of "
+        "the similarity rule",
+    )
+
+
+@functools.cache
+def load_reranker(path: str) -> CrossEncoderScorer:
+    """The cross-encoder in ``path``, loaded once per process."""
+    from tabret.rerank import CrossEncoderScorer
+
+    return CrossEncoderScorer(path)
 
 
 def add_embedding_arguments(p: argparse.ArgumentParser, text_flag: str) -> None:

@@ -23,7 +23,9 @@ from tabret.cli._common import (
     Keys,
     add_catalog_arguments,
     add_embedding_arguments,
+    add_reranker_argument,
     embedder_arg,
+    load_reranker,
     memo,
     positive_int,
     understood,
@@ -64,6 +66,7 @@ class EvalOptions:
     embedder: str
     embedding_cache: str | None
     cache_embeddings: bool
+    reranker: str | None
     per_k: bool
     generated: str
     questions: str | None
@@ -234,6 +237,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     _crush.add_arguments(p)
     add_embedding_arguments(p, "--format")
+    add_reranker_argument(p)
     p.add_argument(
         "--level",
         default="table",
@@ -278,6 +282,7 @@ def command(args: argparse.Namespace) -> int:
             embedder=args.embedder,
             embedding_cache=args.embedding_cache,
             cache_embeddings=args.cache_embeddings,
+            reranker=args.reranker,
             per_k=args.per_k,
             generated=args.generated_questions or "",
             questions=args.questions,
@@ -419,9 +424,10 @@ def _inputs(
     questions = (
         _generated(index, o.generated, llm, o.quiet) if "questions" in method.needs else None
     )
+    reranker = None if o.reranker is None else load_reranker(o.reranker)
     if join is None or "join-graph" not in method.needs:
-        return Inputs(questions=questions)
-    return Inputs(llm=join.llm, graph=join.graph, questions=questions)
+        return Inputs(questions=questions, reranker=reranker)
+    return Inputs(llm=join.llm, graph=join.graph, questions=questions, reranker=reranker)
 
 
 def _options(method: Method[Any], o: EvalOptions, join: _eval_join.JoinSetup | None) -> object:
@@ -513,6 +519,9 @@ def _runs(
             results.append(res)
         elif method == "adaptive":
             prefix = METHODS[method].prefix
+            if o.reranker is not None:
+                trained = _adaptive.with_reranker(o.adaptive, index, load_reranker(o.reranker))
+                runs.append((*trained, prefix))
             runs += [
                 (*_adaptive.adaptive(o.adaptive, index, r, other), prefix) for r in o.adaptive.rules
             ]
@@ -538,7 +547,9 @@ def run(o: EvalOptions) -> int:
     counter = _token_counter(o)
     print(f"$ {o.command}\n", file=sys.stderr if o.json else sys.stdout, flush=True)
     bench = _benchmark(o)
-    check_unseen(o.embedder, bench, within_database=o.within_database)
+    for model in (o.embedder, o.reranker):
+        if model is not None:
+            check_unseen(model, bench, within_database=o.within_database)
     embedder = _embedder(o)
     started = time.perf_counter()
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:

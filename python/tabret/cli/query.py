@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from tabret import _text
 from tabret.adaptive import ThresholdRule
 from tabret.cli import _llm
-from tabret.cli._common import add_threshold_rule, embedder_arg, positive_int
+from tabret.cli._common import (
+    add_reranker_argument,
+    add_threshold_rule,
+    embedder_arg,
+    load_reranker,
+    positive_int,
+)
 from tabret.index import check_questions
 from tabret.methods import (
     METHODS,
@@ -58,6 +64,8 @@ class MethodChoice:
         default_factory=lambda: AdaptiveOptions(rule=QUERY_RULE, value=QUERY_THRESHOLD)
     )
     options: StageOptions = ()
+    #: A cross-encoder directory (--reranker): the rerank stage's and adaptive's scorer.
+    reranker: str | None = None
     #: Who chose it: the caller ("asked"), or :func:`resolve` ("tuned": the pipeline `tabret
     #: tune` saved; "default": the default for what the index holds).
     origin: Literal["asked", "tuned", "default"] = "asked"
@@ -150,6 +158,7 @@ def _add_method_arguments(p: argparse.ArgumentParser) -> None:
         help="add the bridge tables on foreign-key paths between the tables found (needs the "
         "join graph)",
     )
+    add_reranker_argument(p)
     _llm.add_optional_arguments(
         p, "LLM (crush; optional for murre, greedy-join, jar-exact)", "the offline path"
     )
@@ -181,6 +190,7 @@ def command(args: argparse.Namespace) -> int:
                 pipeline=args.pipeline,
                 closure=args.closure,
                 adaptive=AdaptiveOptions(rule=args.threshold_rule, value=args.threshold),
+                reranker=args.reranker,
             ),
             llm=_llm.choice(args),
             embedder=args.embedder,
@@ -310,7 +320,9 @@ def make_retriever(
 
     def build(method: Method[Any], first: BaseRetriever | None) -> BaseRetriever:
         inputs = replace(
-            _inputs(method, index, saved, llm, note_offline=o.origin == "asked"), first=first
+            _inputs(method, index, saved, llm, note_offline=o.origin == "asked"),
+            first=first,
+            reranker=None if o.reranker is None else load_reranker(o.reranker),
         )
         return method.build(index, inputs, chosen.stage_options(method, _options(method, o)))
 

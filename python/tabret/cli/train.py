@@ -1,4 +1,5 @@
-"""``tabret train``: fine-tune the embedder on questions with gold tables (tabret.training)."""
+"""``tabret train``: fine-tune the embedder (or train a cross-encoder) on questions with gold
+tables (tabret.training)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,9 @@ DESCRIPTION = (
     "a non-gold table of the same database and one of the untrained model's top tables), and "
     "writes the model to OUT_DIR: use it with `tabret index --embedder OUT_DIR`. "
     "`tabret eval --embedder OUT_DIR` refuses questions of the databases it was trained on "
-    "unless --within-database is given."
+    "unless --within-database is given. With --cross-encoder it trains a cross-encoder that "
+    "scores (question, table) pairs instead: use it with `--reranker OUT_DIR` (the rerank "
+    "stage, and ATR's window scorer)."
 )
 
 _DEFAULTS = TrainingOptions()
@@ -31,6 +34,7 @@ class TrainOptions:
     catalog: str
     catalog_format: str
     training: TrainingOptions
+    cross_encoder: bool
     replace: bool
     quiet: bool
 
@@ -78,6 +82,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-steps", type=positive_int, help="stop after this many steps")
     p.add_argument("--seed", type=int, default=_DEFAULTS.seed, help="(default: 0)")
     p.add_argument(
+        "--cross-encoder",
+        action="store_true",
+        help="train a cross-encoder (a reranker) instead of the embedder",
+    )
+    p.add_argument(
         "--replace", action="store_true", help="replace a model tabret trained in OUT_DIR"
     )
     p.add_argument("--quiet", action="store_true", help="no progress")
@@ -94,6 +103,7 @@ def command(args: argparse.Namespace) -> int:
             catalog=args.catalog,
             catalog_format=args.catalog_format,
             training=TrainingOptions(**given),
+            cross_encoder=args.cross_encoder,
             replace=args.replace,
             quiet=args.quiet,
         )
@@ -102,7 +112,7 @@ def command(args: argparse.Namespace) -> int:
 
 def run(o: TrainOptions) -> int:
     from tabret.benchmarks import parse_questions_file, questions_benchmark
-    from tabret.training import train_embedder
+    from tabret.training import train_cross_encoder, train_embedder
 
     o.training.check()
     parse_questions_file(o.questions)  # a bad file fails before the catalog loads
@@ -110,18 +120,21 @@ def run(o: TrainOptions) -> int:
     if not o.quiet:
         dbs = len({q.db for q in bench.questions})
         print(
-            f"training {o.training.base_model} on {len(bench.questions)} questions over {dbs} "
+            f"training {'a cross-encoder from ' if o.cross_encoder else ''}"
+            f"{o.training.base_model} on {len(bench.questions)} questions over {dbs} "
             "databases",
             file=sys.stderr,
             flush=True,
         )
     try:
-        trained = train_embedder(bench, o.out, o.training, replace=o.replace, progress=not o.quiet)
+        train = train_cross_encoder if o.cross_encoder else train_embedder
+        trained = train(bench, o.out, o.training, replace=o.replace, progress=not o.quiet)
     except KeyboardInterrupt:
         print(f"interrupted: {o.out} not written", file=sys.stderr)
         return 130
     print(
         f"{trained.path}: {trained.pairs} pairs, {trained.steps} steps in "
-        f"{trained.seconds:.0f} s ({trained.stopped}); use --embedder {trained.path}"
+        f"{trained.seconds:.0f} s ({trained.stopped}); use "
+        f"{'--reranker' if o.cross_encoder else '--embedder'} {trained.path}"
     )
     return 0
