@@ -13,7 +13,11 @@ text) pair is scored once per run (a memo). Also the latency the re-ranker adds 
 at 20 candidates. :func:`tabret.training.check_unseen` is asserted first. Writes
 build/bench/train_reranker.json; progress on stderr.
 
-Run: ``python -m bench.train_reranker [--time-budget 1200] [--benchmark spider-union]``.
+ATR's rows are also scored at each question's own cut (``cut``: complete recall, recall and
+mean tables at the cut, beside fixed k of the same lists).
+
+Run: ``python -m bench.train_reranker [--time-budget 1200] [--benchmark spider-union]
+[--rows ATR] [--output FILE]``.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +68,7 @@ def latency(scorer: CrossEncoderScorer, bench: Any, index: Any, n: int = 50) -> 
     return {"questions": n, "median_s": statistics.median(times), "mean_s": statistics.mean(times)}
 
 
-def run(name: str, model: str) -> dict[str, Any]:
+def run(name: str, model: str, only: list[str]) -> dict[str, Any]:
     bench = unseen(load_benchmark(name), {"cross-encoder": model})
     check_unseen(model, bench, within_database=False)
     scorer = CrossEncoderScorer(model)
@@ -82,9 +87,14 @@ def run(name: str, model: str) -> dict[str, Any]:
         ("RE (template questions)", "reverse", inputs),
         ("RE + trained re-ranker", "reverse", trained_inputs),
     ):
+        if not any(part in what for part in only):
+            continue
         start = time.perf_counter()
         choice = Choice(pipeline)
-        rows.append(row(what, choice, score(choice, index, given, bench)))
+        result = score(choice, index, given, bench)
+        rows.append(row(what, choice, result))
+        if result.cut is not None:  # ATR: scored at each question's own cut too
+            rows[-1]["cut"] = asdict(result.cut)
         log(
             f"{name}: {what} k=5 {rows[-1]['complete_recall'][5]:.1f} "
             f"({time.perf_counter() - start:.0f} s, {len(memo.seen)} pairs scored)"
@@ -103,17 +113,24 @@ def main() -> None:
     p.add_argument("--model", default="build/bench/ce-spider-train")
     p.add_argument("--time-budget", type=float, default=1200.0, help="training seconds")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--rows", nargs="+", default=[""], help="run only the rows whose label holds one of these"
+    )
+    p.add_argument("--output", default="train_reranker.json", help="file name in build/bench")
     args = p.parse_args()
     manifest = trained(Path(args.model), args.time_budget, args.seed, train_cross_encoder)
     model = str(Path(args.model).resolve())
     training = {k: v for k, v in manifest.items() if k != "questions"}
     results = []
     for name in args.benchmark:
-        results.append(run(name, model))
+        results.append(run(name, model, args.rows))
         print(table(results[-1]), flush=True)
         print(f"latency: {results[-1]['latency_20_candidates']}", flush=True)
+        for r in results[-1]["rows"]:
+            if "cut" in r:
+                print(f"{r['what']} at its cut: {r['cut']}", flush=True)
         path = write_json(
-            "train_reranker.json", {"machine": machine(), "training": training, "results": results}
+            args.output, {"machine": machine(), "training": training, "results": results}
         )
         log(f"wrote {path}")
 
