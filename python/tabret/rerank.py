@@ -11,8 +11,9 @@
   the whole window at once with a learned threshold token (listwise); this is its pointwise
   variant, which a MiniLM-sized model's 512 tokens can hold.
 
-The table text a scorer sees is :meth:`Catalog.serialize_table` in the format it was trained
-on (the model's training manifest), else the index's. A scorer that raises reaches the caller
+The ``rerank`` stage shows a scorer the table text it was trained on (the model's training
+manifest), else the index's; ATR's windows and Reverse Engineering's candidates carry the
+index's table text, whatever the scorer was trained on. A scorer that raises reaches the caller
 unchanged; one that returns the wrong number of scores, or a score that is not a finite number,
 raises :class:`tabret.ScoringError` naming it.
 """
@@ -141,13 +142,11 @@ class RerankRetriever(BaseRetriever):
         self.ranks_columns = first.ranks_columns
         self.candidates = candidates
         self._format = _format(scorer, self.index.core.format)
-        self._texts: dict[int, str] = {}
 
     def _text(self, table: int) -> str:
-        text = self._texts.get(table)
-        if text is None:
-            text = self._texts[table] = self.index.catalog.serialize_table(table, self._format)
-        return text
+        if self._format == self.index.core.format:
+            return self.index.table_text(table)  # the text the index embedded
+        return self.index.catalog.serialize_table(table, self._format)
 
     def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
         if k < 1:
