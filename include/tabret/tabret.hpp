@@ -41,6 +41,7 @@
 #include "tabret/retrieval/first_stage/murre_retriever.hpp"
 #include "tabret/retrieval/first_stage/reverse_retriever.hpp"
 #include "tabret/retrieval/first_stage/value_retriever.hpp"
+#include "tabret/retrieval/post/expansion.hpp"
 #include "tabret/retrieval/post/join_closure.hpp"
 #include "tabret/retrieval/retrieval.hpp"
 #include "tabret/retrieval/select/adaptive_reranker.hpp"

@@ -581,7 +581,8 @@ class NativeMethodRetriever(_NativeRetriever):
 
 def _native(method: _core.NativeMethod) -> Method[Any]:
     """A registry entry for a method defined in C++: its options dataclass has the C++
-    defaults; a ``select`` or ``post`` method takes the stage before it (dense by default)."""
+    defaults; a ``select`` or ``post`` method takes the stage before it (dense by default), and
+    a ``post`` method is a pipeline stage only (not in ``--method``, as ``closure``)."""
     options = make_dataclass(
         "".join(w.title() for w in method.name.split("-")) + "Options",
         [(k, type(v), field(default=v)) for k, v in method.defaults().items()],
@@ -604,6 +605,7 @@ def _native(method: _core.NativeMethod) -> Method[Any]:
         build,
         columns=method.columns,
         needs=frozenset(cast(Need, n) for n in method.needs),
+        cli=kind != "post",
         takes_first=takes_first,
         column_index=method.column_index,
         score=method.score or Method.score,

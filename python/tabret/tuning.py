@@ -142,9 +142,10 @@ def default_choice(*, graph: bool, questions: bool, values: bool) -> Choice:
     """The documented default pipeline, ``hybrid + reverse > greedy-join``, adapted to what
     there is: ``reverse`` with generated ``questions`` only, ``values`` fused in when the index
     holds cell values (chosen on Spider train, docs/results.md), ``greedy-join`` over a join
-    ``graph`` only."""
+    ``graph`` only; without one, ``expand`` moves the top table's key neighbours up (chosen on
+    Spider train; after greedy-join it does not help, docs/results.md)."""
     first = ["hybrid", *(["reverse"] if questions else []), *(["values"] if values else [])]
-    return Choice(" + ".join(first) + (" > greedy-join" if graph else ""))
+    return Choice(" + ".join(first) + (" > greedy-join" if graph else " > expand"))
 
 
 def resolve(
@@ -210,7 +211,8 @@ def load_default(
 def candidates(*, graph: bool, questions: bool, values: bool) -> list[Choice]:
     """The pipelines :func:`tune` tries, :func:`default_choice` first: single-hop or hybrid,
     each fused with every subset of reverse (with questions) and values (with values); each
-    alone and, over a join graph, followed by greedy-join with each of :data:`POOLS`."""
+    alone, followed by expand and, over a join graph, by greedy-join with each of
+    :data:`POOLS`."""
     extras = [*(["reverse"] if questions else []), *(["values"] if values else [])]
     firsts = [
         " + ".join([base, *subset])
@@ -220,7 +222,7 @@ def candidates(*, graph: bool, questions: bool, values: bool) -> list[Choice]:
     ]
     out = [default_choice(graph=graph, questions=questions, values=values)]
     for first in firsts:
-        options: list[Choice] = [Choice(first)]
+        options: list[Choice] = [Choice(first), Choice(f"{first} > expand")]
         if graph:
             options += [
                 Choice(

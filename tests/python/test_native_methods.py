@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,6 +16,7 @@ from tabret.benchmarks import load_benchmark
 from tabret.cli import main
 from tabret.datasets import demo_values
 from tabret.eval import evaluate
+from tabret.index import DenseRetriever
 from tabret.methods import METHODS, Inputs, NativeMethodRetriever, build_pipeline, method_table
 
 NATIVE = [m.name for m in _core.native_methods()]
@@ -32,6 +34,18 @@ def index() -> TableIndex:
 
 def _native(name: str) -> _core.NativeMethod:
     return next(m for m in _core.native_methods() if m.name == name)
+
+
+def _stage_before(name: str, index: TableIndex) -> Any:
+    """What ``_core`` builds a native method over: nothing for a first stage, else dense
+    retrieval (what tabret.methods gives a ``select`` or ``post`` method by default)."""
+    return None if METHODS[name].kind == "first" else DenseRetriever(index)._stage()
+
+
+def _spec(name: str) -> list[str]:
+    """``--method NAME``, or for a ``post`` method (a pipeline stage only) the pipeline of it
+    over single-hop."""
+    return ["--method", name] if METHODS[name].cli else ["--pipeline", f"single-hop > {name}"]
 
 
 @pytest.mark.parametrize("name", NATIVE)
@@ -62,14 +76,15 @@ def test_from_python(name: str, index: TableIndex) -> None:
 @pytest.mark.parametrize("name", NATIVE)
 def test_options_are_checked_by_name_and_type(name: str, index: TableIndex) -> None:
     native = _native(name)
+    first = _stage_before(name, index)
     with pytest.raises(TypeError, match=f"{name} has no option 'no_such_option'"):
-        native.build(index.core, index._embed, index.embedder_name, None, {"no_such_option": 1})
+        native.build(index.core, index._embed, index.embedder_name, first, {"no_such_option": 1})
     option, value = next(iter(native.defaults().items()))
     wrong = 1 if isinstance(value, str) else "text"
     with pytest.raises(TypeError, match=f"{name} option '{option}': {wrong!r} is not a"):
-        native.build(index.core, index._embed, index.embedder_name, None, {option: wrong})
+        native.build(index.core, index._embed, index.embedder_name, first, {option: wrong})
     built = native.build(
-        index.core, index._embed, index.embedder_name, None, {option: value}, index.values
+        index.core, index._embed, index.embedder_name, first, {option: value}, index.values
     )
     assert built
 
@@ -81,10 +96,9 @@ def test_from_the_command_line(
     out = tmp_path / "idx"
     index.save(out)  # with the demo's values, which `tabret index json` has no database to read
     capsys.readouterr()
-    assert main(["query", str(out), QUESTION, "--method", name, "--json"]) == 0
+    assert main(["query", str(out), QUESTION, *_spec(name), "--json"]) == 0
     got = json.loads(capsys.readouterr().out)[0]
-    method = METHODS[name]
-    want = method.build(index, Inputs(), method.options()).retrieve(QUESTION, 5)
+    want = build_pipeline(_spec(name)[1], index).retrieve(QUESTION, 5)
     assert [t["name"] for t in got["tables"]] == want.table_names
 
 
@@ -92,12 +106,11 @@ def test_from_the_command_line(
 def test_in_tabret_eval(name: str, index: TableIndex, capsys: pytest.CaptureFixture[str]) -> None:
     args = ["eval", "--benchmark", "demo", "--embedder", "hashing", "--quiet", "--k", "1", "3"]
     args += ["--values"]  # the demo's own, for the values stage
-    assert main([*args, "--method", name, "--json"]) == 0
+    assert main([*args, *_spec(name), "--json"]) == 0
     (got,) = json.loads(capsys.readouterr().out)
-    method = METHODS[name]
-    retriever = method.build(index, Inputs(), method.options())
+    retriever = build_pipeline(_spec(name)[1], index)
     want = evaluate(retriever.retrieve, load_benchmark("demo"), (1, 3), progress=False)
-    assert got["method"] == method.display
+    assert got["method"] == (METHODS[name].display if METHODS[name].cli else _spec(name)[1])
     assert {int(k): v for k, v in got["complete_recall"].items()} == want.complete_recall
 
 

@@ -58,18 +58,25 @@ def test_the_default_follows_what_the_index_holds() -> None:
     assert default_choice(graph=True, questions=True, values=True).pipeline == (
         "hybrid + reverse + values > greedy-join"
     )
-    assert default_choice(graph=False, questions=False, values=False).pipeline == "hybrid"
+    assert default_choice(graph=False, questions=False, values=False).pipeline == (
+        "hybrid > expand"
+    )
     assert default_choice(graph=False, questions=True, values=True).pipeline == (
-        "hybrid + reverse + values"
+        "hybrid + reverse + values > expand"
     )
 
 
 def test_candidates_start_with_the_default_and_repeat_nothing() -> None:
     full = candidates(graph=True, questions=True, values=True)
     assert full[0] == default_choice(graph=True, questions=True, values=True)
-    assert len(full) == len(set(full)) == 8 * (1 + len(POOLS))
+    assert len(full) == len(set(full)) == 8 * (2 + len(POOLS))
     bare = candidates(graph=False, questions=False, values=False)
-    assert [c.pipeline for c in bare] == ["hybrid", "single-hop"]
+    assert [c.pipeline for c in bare] == [
+        "hybrid > expand",
+        "hybrid",
+        "single-hop",
+        "single-hop > expand",
+    ]
     assert all(
         "reverse" not in c.pipeline for c in candidates(graph=True, questions=False, values=False)
     )
@@ -116,7 +123,7 @@ def test_tune_cross_validates_and_keeps_the_default_among_equals(
     tried = candidates(graph=True, questions=True, values=False)
     assert [t.choice for t in report.trials] == tried
     assert len(seen) == len(tried)
-    assert seen[0].startswith("[1/16] hybrid + reverse")
+    assert seen[0].startswith(f"[1/{len(tried)}] hybrid + reverse")
     # every trial is what the pipeline scores on its own
     for trial in report.trials[:3]:
         res = trial.choice.build(index, inputs).retrieve([q.question for q in bench.questions], 5)
@@ -132,9 +139,14 @@ def test_tune_cross_validates_and_keeps_the_default_among_equals(
     )
     assert report.chosen == expected
     assert "chosen: " + report.chosen.label in report.format()
-    # One pipeline only, so every fold picks it: cross-validation equals its score.
+    # Without a join graph or generated questions: hybrid and single-hop, alone and expanded.
     one = tune(index, bench, Inputs(), k=5, folds=3)
-    assert [t.choice.pipeline for t in one.trials] == ["hybrid", "single-hop"]
+    assert [t.choice.pipeline for t in one.trials] == [
+        "hybrid > expand",
+        "hybrid",
+        "single-hop",
+        "single-hop > expand",
+    ]
     picked = max(one.trials, key=lambda t: (t.complete_recall, t.recall, -t.mean_tables))
     assert one.best.choice == picked.choice
     with pytest.raises(ValueError, match="at least 10 questions"):
@@ -144,7 +156,7 @@ def test_tune_cross_validates_and_keeps_the_default_among_equals(
 
 
 def test_tune_embeds_each_question_once(demo_questions: Path) -> None:
-    """Tune runs 16 pipelines over the same questions; each question reaches the embedder once
+    """Tune runs 20 pipelines over the same questions; each question reaches the embedder once
     (TableIndex.with_question_memo), where one pipeline alone embeds it more than once. (That
     the trials are what the pipelines score without the memo is the test above.)"""
     from tabret import HashingEmbedder, demo_catalog
@@ -171,7 +183,7 @@ def test_tune_embeds_each_question_once(demo_questions: Path) -> None:
     texts = {q.question for q in bench.questions}
     embedded.clear()
     report = tune(index, bench, inputs, k=5)
-    assert len(report.trials) == 16
+    assert len(report.trials) == 20
     asked = [t for t in embedded if t in texts]
     assert sorted(asked) == sorted(texts)  # every question once, not once per pipeline
     embedded.clear()
@@ -193,7 +205,7 @@ def test_tabret_tune_saves_what_query_and_serve_then_run(
     report = json.loads(capsys.readouterr().out)
     assert report["saved"]
     assert report["questions"] == 36
-    assert report["tried"] == 16
+    assert report["tried"] == 20
     chosen = Choice.from_json(report, "report")
     assert saved(_core.load_index(idx)[4], str(idx)) == chosen
 
