@@ -54,7 +54,7 @@ def test_neighbours_of_the_top_table_move_up_when_their_cosine_earns_it(index: T
     plain = build_pipeline("single-hop", index).retrieve("accounts", 3)
     assert plain.table_names == ["bank.accounts", "bank.products", "bank.customers"]
     got = build_pipeline("single-hop > expand", index).retrieve("accounts", 3)
-    # customers (0.8 >= 0.8 * 1) is a hub, payments (0.7) falls short; branches is two hops away.
+    # customers (0.8 >= 0.75 * 1) is a hub, payments (0.7) falls short; branches is two hops away.
     assert got.table_names == ["bank.accounts", "bank.customers", "bank.products"]
     step = next(s for s in got.trace if s.step == "expand")
     assert (step.table, step.query) == ("bank.customers", "bank.accounts -> bank.customers")

@@ -27,7 +27,7 @@ namespace tabret {
 /// docs/results.md).
 struct expansion_options {
     std::size_t seeds = 1;  ///< The top tables whose key neighbours are proposed.
-    double ratio = 0.8;     ///< A neighbour is kept when cos(q, it) >= ratio * cos(q, its seed).
+    double ratio = 0.75;    ///< A neighbour is kept when cos(q, it) >= ratio * cos(q, its seed).
 };
 
 namespace detail {
