@@ -266,6 +266,34 @@ def test_a_reranker_must_be_a_cross_encoder_directory(tiny_model: str, tmp_path:
         CrossEncoderScorer(tmp_path / "missing")
 
 
+def test_serve_runs_rerank_pipelines_with_its_reranker(
+    tiny_model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tabret serve --reranker DIR``: the scorer of a find_tables call's ``… > rerank``; a
+    directory that is not a cross-encoder fails before the index is read."""
+    from tabret.cli.query import MethodChoice
+    from tabret.serve.service import IndexService
+
+    train, held_out = _split()
+    ce = tmp_path / "ce"
+    train_cross_encoder(train, ce, replace_base(FAST, tiny_model, max_steps=1), progress=False)
+    idx = tmp_path / "idx"
+    tabret.TableIndex.build(held_out.catalog, tiny_model, progress=False).save(idx)
+    service = IndexService(str(idx), default=MethodChoice(reranker=str(ce)), embedder=tiny_model)
+    try:
+        question = held_out.questions[0].question
+        found = service.find_tables(question, 3, pipeline="single-hop > rerank")
+        assert len(found.tables) == 3
+        assert all(t.why[0].step == "rerank" for t in found.tables)
+        plain = service.find_tables(question, 3, pipeline="single-hop")
+        assert all(t.why[0].step == "dense" for t in plain.tables)
+    finally:
+        service.close()
+    missing = tmp_path / "missing"
+    assert main(["serve", str(tmp_path / "no-index"), "--reranker", str(missing)]) == 1
+    assert "not a model directory" in capsys.readouterr().err
+
+
 _LONG_TRAINING = """
 import sys
 from dataclasses import replace

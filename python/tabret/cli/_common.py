@@ -74,7 +74,7 @@ def add_source_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_reranker_argument(p: Options) -> None:
-    """--reranker, shared by `query` and `eval`."""
+    """--reranker, shared by `query`, `eval` and `serve`."""
     p.add_argument(
         "--reranker",
         metavar="DIR",

@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
-from tabret.cli._common import positive_int
+from tabret.cli._common import add_reranker_argument, load_reranker, positive_int
 from tabret.cli.query import MethodChoice
 from tabret.serve.options import HttpOptions, check_options
 
@@ -38,6 +38,8 @@ class ServeOptions:
     pipeline: str | None
     embedder: str | None
     reload_interval: float
+    #: A cross-encoder directory (--reranker): the scorer of every pipeline's rerank stage.
+    reranker: str | None
     max_body: int
     rate: float
     burst: int
@@ -86,6 +88,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--embedder",
         help="the embedder the index was built with (default: the name saved in the index)",
     )
+    add_reranker_argument(p)
     p.add_argument(
         "--reload-interval",
         type=non_negative,
@@ -126,6 +129,7 @@ def command(args: argparse.Namespace) -> int:
             pipeline=args.pipeline,
             embedder=args.embedder,
             reload_interval=args.reload_interval,
+            reranker=args.reranker,
             max_body=args.max_body,
             rate=args.rate,
             burst=args.burst,
@@ -141,8 +145,11 @@ def run(o: ServeOptions) -> int:
         host, port = o.http
         http = HttpOptions(host, port, o.token, o.max_body, o.rate, o.burst)
         check_options(http)
+    if o.reranker is not None:  # a bad directory fails here, before the index is read
+        load_reranker(o.reranker)
     logging.getLogger("tabret.serve").setLevel(logging.INFO)
-    service = IndexService(o.index, default=MethodChoice(pipeline=o.pipeline), embedder=o.embedder)
+    default = MethodChoice(pipeline=o.pipeline, reranker=o.reranker)
+    service = IndexService(o.index, default=default, embedder=o.embedder)
     try:
         if o.reload_interval > 0:
             service.watch(o.reload_interval)

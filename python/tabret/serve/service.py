@@ -292,7 +292,11 @@ class IndexService:
         if not 1 <= k <= MAX_K:
             raise ValueError(f"k must be between 1 and {MAX_K}, not {k}")
         snap = self._snapshot
-        choice = snap.default if pipeline is None else MethodChoice(pipeline=pipeline.strip())
+        choice = (
+            snap.default
+            if pipeline is None
+            else MethodChoice(pipeline=pipeline.strip(), reranker=self.default.reranker)
+        )
         (result,) = snap.retriever(choice).retrieve([question], k)
         return _found(result, choice, k, snap)
 
