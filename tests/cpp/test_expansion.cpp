@@ -102,6 +102,10 @@ TEST_CASE("expansion moves a neighbour already found instead of repeating it; cu
     r.trace[3].table = s.enrollments;
     const auto moved = expand(s.index, s.graph, s.q, 0, r, 4, {1, 0.75});
     CHECK(s.ids(moved) == std::vector<table_id>{s.students, s.enrollments, s.customers, s.courses});
+    // The moved table keeps the stage before's reason after its "expand" entry.
+    REQUIRE(moved.trace.size() == 5);
+    CHECK(moved.trace[1].step == "expand");
+    CHECK((moved.trace[2].table == s.enrollments && moved.trace[2].step == "dense"));
     // An adaptive cut bounds k and is kept.
     r.cut = 2;
     const auto cut = expand(s.index, s.graph, s.q, 0, r, 4, {1, 0.75});

@@ -37,6 +37,12 @@ inline float table_cosine(const table_index& index, const matrix& q, Eigen::Inde
     return dot(q.row(row).data(), index.tables().vectors().row(t).data(), index.dim());
 }
 
+/// @throws error for a ratio outside [0, 1].
+inline void check(const expansion_options& o) {
+    if (!(o.ratio >= 0.0 && o.ratio <= 1.0))
+        throw error(fmt::format("expand: ratio must lie in [0, 1], not {}", o.ratio));
+}
+
 }  // namespace detail
 
 /**
@@ -45,27 +51,30 @@ inline float table_cosine(const table_index& index, const matrix& q, Eigen::Inde
  * (row @p row of @p q) is positive and at least `ratio` times the seed's; a neighbour already
  * among the k moves up, a new one pushes the last table out, and the list is cut to k (its cut,
  * when set, bounds k). A moved or added table gets its seed's score and a trace entry with
- * step "expand", "seed -> neighbour" as query and its cosine as score.
+ * step "expand", "seed -> neighbour" as query and its cosine as score (then the stage before's
+ * entries for it, if it had found it).
  * @throws error for k == 0 or a bad option.
  */
 inline retrieval expand(const table_index& index, const fk_graph& g, const matrix& q,
                         Eigen::Index row, const retrieval& r, std::size_t k,
                         const expansion_options& o = {}) {
     if (k == 0) throw error("k must be positive");
-    if (!(o.ratio >= 0.0 && o.ratio <= 1.0))
-        throw error(fmt::format("expand: ratio must lie in [0, 1], not {}", o.ratio));
+    detail::check(o);
     if (r.cut) k = std::min(k, *r.cut);
     const auto& cat = index.catalog();
     retrieval out;
     out.columns = r.columns;
     std::unordered_set<table_id> placed;
+    const auto carry_trace = [&](table_id t) {  // the stage before's reasons for t
+        for (const auto& e : r.trace)
+            if (e.table == t) out.trace.push_back(e);
+    };
     const auto n = std::min(k, r.tables.size());
     for (std::size_t i = 0; i < n && out.tables.size() < k; ++i) {
         const auto seed = r.tables[i];
         if (!placed.insert(seed.table).second) continue;
         out.tables.push_back(seed);
-        for (const auto& e : r.trace)
-            if (e.table == seed.table) out.trace.push_back(e);
+        carry_trace(seed.table);
         if (i >= o.seeds) continue;
         const float own = detail::table_cosine(index, q, row, seed.table);
         std::vector<std::pair<float, table_id>> kept;
@@ -85,6 +94,7 @@ inline retrieval expand(const table_index& index, const fk_graph& g, const matri
                 {c, "expand",
                  fmt::format("{} -> {}", cat.qualified_name(seed.table), cat.qualified_name(c)),
                  cos});
+            carry_trace(c);  // a neighbour the stage before had found keeps its reasons
         }
     }
     if (r.cut) out.cut = out.tables.size();
@@ -111,8 +121,7 @@ class expansion_retriever {
           graph_(index.catalog()),
           retriever_(std::move(retriever)),
           options_(options) {
-        if (!(options.ratio >= 0.0 && options.ratio <= 1.0))
-            throw error(fmt::format("expand: ratio must lie in [0, 1], not {}", options.ratio));
+        detail::check(options);
     }
 
     /** @throws whatever @p R throws; embedding_error for a bad embedder answer. */
