@@ -4,7 +4,8 @@ databases) and BirdUnion (JAR's sample values, the only BIRD values in the data)
 (``tabret eval --values``) and, from the same runs, the questions that name a value (one of the
 question's matched values lies in a column of a gold table); and what reading the values cost.
 
-Run: ``python -m bench.values [--benchmark spider-union bird-union] [--embedder hashing]``.
+Run: ``python -m bench.values [--benchmark spider-union bird-union] [--embedder hashing]
+[--pipeline P …]``.
 Prints ``tabret eval``'s tables, then one Markdown table per benchmark for the subset.
 """
 
@@ -81,6 +82,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--embedder", default="all-MiniLM-L6-v2")
     p.add_argument("--k", nargs="+", type=int, default=[3, 5, 10, 20])
     p.add_argument("--values-cache", type=Path, default=None)
+    p.add_argument("--pipeline", nargs="+", default=PIPELINES, help="(default: all above)")
     a = p.parse_args(argv)
     cache = a.values_cache or Path(tempfile.mkdtemp(prefix="tabret-spider-db-"))
     for name in a.benchmark:
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> None:
         cmd = [
             sys.executable, "-m", "tabret", "eval", "--benchmark", name, "--values",
             "--values-cache", str(cache), "--embedder", a.embedder, "--quiet",
-            "--k", *map(str, a.k), "--pipeline", *PIPELINES, "--output", str(out),
+            "--k", *map(str, a.k), "--pipeline", *a.pipeline, "--output", str(out),
         ]  # fmt: skip
         subprocess.run(cmd, check=True)
         ids = value_questions(bench, values)

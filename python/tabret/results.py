@@ -66,6 +66,7 @@ class Retrieval:
         stats: _core.ColumnStats | None = None,
         names: NameStyle = "original",
         families: Families | None = None,
+        matches: bool = False,
     ) -> str:
         """The schema text of the :attr:`selected` tables for a text-to-SQL prompt, best first.
 
@@ -76,7 +77,9 @@ class Retrieval:
         each run of tables of one database. Tables are separated by a blank line. With
         ``families`` (:func:`tabret.families.collapse_families`; ``catalog`` is its collapsed
         catalog), a family's table comes after a ``--`` line naming its member tables
-        (:meth:`~tabret.families.Families.comment`)."""
+        (:meth:`~tabret.families.Families.comment`). With ``matches=True``, each cell value the
+        ``values`` stage matched in a table comes before it as ``-- matched 'France' in country``
+        (the stored spelling: a value of the database, so off unless asked for)."""
         if families is not None and families.catalog.num_tables != catalog.num_tables:
             raise ValueError("to_prompt: families= is not of this catalog (its collapsed one)")
         dbs = [catalog.table(t.id).database for t in self.selected]
@@ -84,6 +87,11 @@ class Retrieval:
             catalog.serialize_table(t.id, format=format, names=names, samples=samples, stats=stats)
             for t in self.selected
         ]
+        if matches:
+            parts = [
+                "\n".join([*(f"-- matched {m}" for m in self._matches(t.name)), text])
+                for t, text in zip(self.selected, parts, strict=True)
+            ]
         if families is not None:
             comments = [families.comment(t.id) for t in self.selected]
             parts = [f"{c}\n{text}" if c else text for c, text in zip(comments, parts, strict=True)]
@@ -95,6 +103,11 @@ class Retrieval:
                 for i, (db, text) in enumerate(zip(dbs, parts, strict=True))
             ]
         return "\n\n".join(parts)
+
+    def _matches(self, table: str) -> list[str]:
+        """The ``values`` trace entries of ``table`` ("'France' in country"), each once."""
+        found = (s.query for s in self.trace if s.table == table and s.step == "values")
+        return list(dict.fromkeys(found))
 
     @classmethod
     def from_core(cls, question: str, r: _core.Retrieval, cat: _core.Catalog) -> Retrieval:

@@ -83,6 +83,15 @@ TEST_CASE("expansion moves a neighbour its cosine earns up after its seed, withi
     CHECK(r.trace[1].step == "expand");
     CHECK(r.trace[1].query == "school.students -> school.enrollments");
     CHECK(r.trace[1].score == Approx(0.8f));
+    // A column of courses, which it pushed out, goes with it; one of students stays.
+    auto with_columns = s.found();
+    const auto& cat = s.index.catalog();
+    const column_id of_students = cat.table(s.students).columns.front();
+    const column_id of_courses = cat.table(s.courses).columns.front();
+    with_columns.columns = {{of_courses, 0.9f}, {of_students, 0.8f}};
+    const auto columns = expand(s.index, s.graph, s.q, 0, with_columns, 3, {1, 0.75}).columns;
+    REQUIRE(columns.size() == 1);
+    CHECK(columns[0].column == of_students);
     // At ratio 0.85 it does not earn its place: the first k tables, unchanged.
     const auto same = expand(s.index, s.graph, s.q, 0, s.found(), 3, {1, 0.85});
     CHECK(s.ids(same) == std::vector<table_id>{s.students, s.customers, s.courses});

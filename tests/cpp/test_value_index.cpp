@@ -2,6 +2,7 @@
 #include <tabret/index/value_index.hpp>
 #include <tabret/io/sqlite.hpp>
 #include <tabret/retrieval/first_stage/value_retriever.hpp>
+#include <tabret/retrieval/select/greedy_join_retriever.hpp>
 #include <tabret/saved_index.hpp>
 
 #include <sqlite3.h>
@@ -222,4 +223,38 @@ TEST_CASE("the values stage ranks the tables holding the question's values, with
     REQUIRE(loaded.values);
     CHECK(loaded.values->match(qs[0]) == v.match(qs[0]));
     CHECK_FALSE(load_index(dir.path() / "idx", {.values = false}).values);
+}
+
+TEST_CASE("a value the first stage matched is a sub-query join-aware selection covers once",
+          "[values]") {
+    CHECK(detail::traced_value(detail::value_trace_query("Stark's Park", "name")) ==
+          "Stark's Park");
+    CHECK(detail::traced_value("how many singers").empty());
+    join_problem p;
+    p.tables = {0, 1, 2};
+    p.coarse = {0.9f, 0.5f, 0.6f};
+    p.subqueries = {"q"};
+    p.fine = {0.5f, 0.4f, 0.4f};
+    p.join.assign(9, 0.0f);
+    // 'France' in tables 1 and 2 (two spellings: one value), 'Zürich' in a table not a candidate.
+    p.origin = {{0, "dense", "q", 0.9f},
+                {1, "values", detail::value_trace_query("France", "country"), 7.0f},
+                {2, "values", detail::value_trace_query("france", "location"), 3.0f},
+                {5, "values", detail::value_trace_query("Zürich", "city"), 1.0f}};
+    const auto before = greedy_select(p, 2);
+    CHECK(before.order == std::vector<std::size_t>{0, 2});
+    detail::add_value_rows(p);
+    REQUIRE(p.subqueries == strings({"q", "value 'France'"}));
+    CHECK(p.fine == std::vector<float>{0.5f, 0.4f, 0.4f, 0.0f, 1.0f, 1.0f});
+    // gains 4 r_i + 2 Σ_j F_ji: the seed is table 2 (5.2 against 4.8 and 4.6); table 1 then
+    // adds nothing for 'France', covered already, and table 0 comes second.
+    CHECK(greedy_select(p, 2).order == std::vector<std::size_t>{2, 0});
+    p.subqueries = {"q"};
+    p.fine.resize(3);
+    p.origin.erase(p.origin.begin() + 2);  // 'France' only in table 1: it earns its place
+    detail::add_value_rows(p);
+    CHECK(p.fine == std::vector<float>{0.5f, 0.4f, 0.4f, 0.0f, 1.0f, 0.0f});
+    const auto after = greedy_select(p, 2);
+    CHECK(after.order == std::vector<std::size_t>{1, 0});
+    CHECK(p.subqueries.at(after.reason[0]) == "value 'France'");
 }

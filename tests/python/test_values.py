@@ -15,7 +15,8 @@ import tabret
 from tabret.catalog import Catalog
 from tabret.embedders import HashingEmbedder
 from tabret.index import TableIndex, load_saved
-from tabret.methods import build_pipeline
+from tabret.join import JoinGraph
+from tabret.methods import Inputs, build_pipeline
 from tabret.values import ValueIndex, normalise_value, read_values
 
 HASHING = HashingEmbedder(dim=256)
@@ -66,6 +67,32 @@ def test_the_values_stage_finds_the_table_a_value_names(shop: Path) -> None:
     assert values.retrieve("how many rows", k=3).tables == []
     fused = build_pipeline("hybrid + values", index).retrieve("orders of Acme Corp", k=2)
     assert "shop.cust" in fused.table_names
+
+
+def test_the_prompt_names_the_values_matched_only_when_asked(shop: Path) -> None:
+    cat = Catalog.from_sqlite(shop)
+    index = TableIndex.build(cat, HASHING, values=read_values(cat, shop, progress=False))
+    r = build_pipeline("hybrid + values", index).retrieve("DHL shipments of Acme Corp", k=2)
+    assert sorted(r.table_names) == ["shop.cust", "shop.shp"]
+    prompt = r.to_prompt(cat, matches=True)
+    for table in ("cust", "shp"):  # each comment comes right before its table
+        (block,) = [b for b in prompt.split("\n\n") if f"CREATE TABLE {table} " in b]
+        comment = {"cust": "-- matched 'Acme Corp' in nm", "shp": "-- matched 'DHL' in carrier"}
+        assert block.startswith(comment[table] + "\n")
+    assert "matched" not in r.to_prompt(cat)  # values are user data: off by default
+
+
+@pytest.mark.parametrize("selector", ["greedy-join", "jar-exact"])
+def test_join_aware_selection_covers_the_values_its_first_stage_matched(
+    shop: Path, selector: str
+) -> None:
+    cat = Catalog.from_sqlite(shop)
+    index = TableIndex.build(cat, HASHING, values=read_values(cat, shop, progress=False))
+    inputs = Inputs(graph=JoinGraph.build(index))
+    spec = f"hybrid + values > {selector}"
+    r = build_pipeline(spec, index, inputs).retrieve("weight sent by DHL", k=1)
+    assert r.table_names == ["shop.shp"]
+    assert [s.query for s in r.trace if s.step == selector] == ["value 'DHL'"]
 
 
 def test_values_are_saved_and_loaded_with_the_index(shop: Path, tmp_path: Path) -> None:

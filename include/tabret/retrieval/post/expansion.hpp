@@ -52,7 +52,7 @@ inline void check(const expansion_options& o) {
  * among the k moves up, a new one pushes the last table out, and the list is cut to k (its cut,
  * when set, bounds k). A moved or added table gets its seed's score and a trace entry with
  * step "expand", "seed -> neighbour" as query and its cosine as score (then the stage before's
- * entries for it, if it had found it).
+ * entries for it, if it had found it). Columns are the stage before's of the tables returned.
  * @throws error for k == 0 or a bad option.
  */
 inline retrieval expand(const table_index& index, const fk_graph& g, const matrix& q,
@@ -63,7 +63,6 @@ inline retrieval expand(const table_index& index, const fk_graph& g, const matri
     if (r.cut) k = std::min(k, *r.cut);
     const auto& cat = index.catalog();
     retrieval out;
-    out.columns = r.columns;
     std::unordered_set<table_id> placed;
     const auto carry_trace = [&](table_id t) {  // the stage before's reasons for t
         for (const auto& e : r.trace)
@@ -97,6 +96,8 @@ inline retrieval expand(const table_index& index, const fk_graph& g, const matri
             carry_trace(c);  // a neighbour the stage before had found keeps its reasons
         }
     }
+    for (const auto& c : r.columns)  // the columns of the tables still returned
+        if (placed.contains(cat.column(c.column).table)) out.columns.push_back(c);
     if (r.cut) out.cut = out.tables.size();
     return out;
 }

@@ -3,11 +3,14 @@
 /// @brief The inputs that join-aware selection (greedy, exact JAR objective) sees for one
 /// question: N candidates from a first stage with coarse scores r_i, fine scores F_ji
 /// (sub-query j × table i, the max over the table's columns of cos(sub-query, "table:column")),
-/// and join ω among the candidates; gathered for a whole batch with one LLM call and one
-/// embedder call (plus the first stage's own calls, none for the dense one).
+/// and join ω among the candidates, plus one sub-query per cell value the first stage matched
+/// (F_ji 1 where candidate i holds it, else 0: covering a named value counts once); gathered
+/// for a whole batch with one LLM call and one embedder call (plus the first stage's own calls,
+/// none for the dense one).
 
 #include <algorithm>
 #include <cstddef>
+#include <map>
 #include <span>
 #include <string>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "tabret/embedding/embedder.hpp"
 #include "tabret/index/table_index.hpp"
 #include "tabret/index/top_k.hpp"
+#include "tabret/index/value_index.hpp"
 #include "tabret/join/join_graph.hpp"
 #include "tabret/retrieval/first_stage.hpp"
 #include "tabret/retrieval/retrieval.hpp"
@@ -28,10 +32,12 @@ namespace tabret {
 
 /** @brief One question's selection problem over N candidate tables and J sub-queries. */
 struct join_problem {
-    std::vector<table_id> tables;           ///< N candidates, first-stage order.
-    std::vector<trace_entry> origin;        ///< The first stage's trace of the candidates.
-    std::vector<float> coarse;              ///< r_i = cos(question, table text), N.
-    std::vector<std::string> subqueries;    ///< J texts (the question itself when none).
+    std::vector<table_id> tables;     ///< N candidates, first-stage order.
+    std::vector<trace_entry> origin;  ///< The first stage's trace of the candidates.
+    std::vector<float> coarse;        ///< r_i = cos(question, table text), N.
+    /// J texts: the rewriter's (the question itself when none), then "value 'France'" per
+    /// distinct value the first stage matched (detail::add_value_rows).
+    std::vector<std::string> subqueries;
     std::vector<float> fine;                ///< F, J × N row-major.
     std::vector<float> join;                ///< ω, N × N row-major, symmetric, zero diagonal.
     std::vector<column_id> columns;         ///< Every column of the candidates.
@@ -90,6 +96,26 @@ inline void fill_fine(join_problem& p, const catalog& cat, const join_graph& g, 
             }
 }
 
+/// One row of F per distinct (normalised) value that the first stage's "values" trace entries
+/// matched in the candidates: 1 for the candidates holding it, 0 for the others. Its sub-query
+/// text is "value 'France'".
+inline void add_value_rows(join_problem& p) {
+    std::map<std::string, std::pair<std::string, std::vector<bool>>> rows;  // key: normalised
+    for (const auto& e : p.origin) {
+        if (e.step != "values") continue;
+        const auto value = traced_value(e.query);
+        const auto at = std::ranges::find(p.tables, e.table);
+        if (value.empty() || at == p.tables.end()) continue;
+        auto& [text, holders] = rows[normalise_value(value)];
+        if (holders.empty()) text = value, holders.assign(p.size(), false);
+        holders[static_cast<std::size_t>(at - p.tables.begin())] = true;
+    }
+    for (const auto& [_, row] : rows) {
+        p.subqueries.push_back(fmt::format("value '{}'", row.first));
+        for (const bool held : row.second) p.fine.push_back(held ? 1.0f : 0.0f);
+    }
+}
+
 inline void fill_join(join_problem& p, const join_graph& g) {
     const auto n = p.size();
     p.join.assign(n * n, 0.0f);
@@ -102,7 +128,8 @@ inline void fill_join(join_problem& p, const join_graph& g) {
 /**
  * @brief Builds the problems of a batch: one rewriter call (sub-queries; a question without
  * any uses itself), one embedder call (questions and sub-queries), at most @p n candidate tables
- * per question from @p first, F from @p graph's column vectors, ω from @p graph.
+ * per question from @p first, F from @p graph's column vectors and the values @p first matched
+ * (detail::add_value_rows), ω from @p graph.
  * @throws error when the graph and index embedders differ; whatever the callbacks throw.
  */
 template <Embedder E, QueryRewriter Rw, FirstStage F>
@@ -139,6 +166,7 @@ std::vector<join_problem> build_join_problems(const table_index& index, const jo
         const matrix sub = all.middleRows(static_cast<Eigen::Index>(first_sub[i]),
                                           static_cast<Eigen::Index>(p.subqueries.size()));
         detail::fill_fine(p, index.catalog(), graph, sub);
+        detail::add_value_rows(p);
         detail::fill_join(p, graph);
     }
     return out;
