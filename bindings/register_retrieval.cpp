@@ -46,14 +46,18 @@ void register_retrieval(py::module_& m) {
         .def_readonly("column", &scored_column::column)
         .def_readonly("score", &scored_column::score);
     py::class_<trace_entry>(m, "TraceEntry")
-        .def(py::init([](table_id table, std::string step, std::string query, float score) {
-                 return trace_entry{table, std::move(step), std::move(query), score};
+        .def(py::init([](table_id table, std::string step, std::string query, float score,
+                         std::string value) {
+                 return trace_entry{table, std::move(step), std::move(query), score,
+                                    std::move(value)};
              }),
-             py::arg("table"), py::arg("step"), py::arg("query"), py::arg("score"))
+             py::arg("table"), py::arg("step"), py::arg("query"), py::arg("score"),
+             py::arg("value") = std::string())
         .def_readonly("table", &trace_entry::table)
         .def_readonly("step", &trace_entry::step)
         .def_readonly("query", &trace_entry::query)
-        .def_readonly("score", &trace_entry::score);
+        .def_readonly("score", &trace_entry::score)
+        .def_readonly("value", &trace_entry::value);
     py::class_<retrieval>(m, "Retrieval")
         .def(py::init([](std::vector<scored_table> tables, std::vector<scored_column> columns,
                          std::optional<std::size_t> cut, std::vector<trace_entry> trace) {

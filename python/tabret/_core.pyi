@@ -301,7 +301,9 @@ class ScoredColumn:
     def score(self) -> float: ...
 
 class TraceEntry:
-    def __init__(self, table: int, step: str, query: str, score: float) -> None: ...
+    def __init__(
+        self, table: int, step: str, query: str, score: float, value: str = ""
+    ) -> None: ...
     @property
     def table(self) -> int: ...
     @property
@@ -310,6 +312,8 @@ class TraceEntry:
     def query(self) -> str: ...
     @property
     def score(self) -> float: ...
+    @property
+    def value(self) -> str: ...
 
 class Retrieval:
     def __init__(
@@ -825,7 +829,7 @@ def infer_foreign_keys(
     stats: ColumnStats | None = None,
     use_primary_keys: bool = True,
     min_uniqueness: float = 1.0,
-    min_inclusion: float = 0.9,
+    min_inclusion: float = 0.0,
     first_column_keys: bool = True,
     role_prefixed: bool = True,
 ) -> list[InferredKey]: ...

@@ -420,6 +420,49 @@ class BaseRetriever(RetrievesBatches):
         return [Retrieval.from_core(q, r, cat) for q, r in zip(batch, raw, strict=True)]
 
 
+class _PythonStage(BaseRetriever):
+    """A :class:`Retriever` that is not a :class:`BaseRetriever` (a stage written in Python
+    that returns the :class:`~tabret.Retrieval` objects it makes) as native stages call it."""
+
+    def __init__(self, retriever: Retriever) -> None:
+        self.retriever, self.index = retriever, retriever.index
+        self.ranks_columns = bool(getattr(retriever, "ranks_columns", False))
+        self._name = type(retriever).__name__
+
+    def __repr__(self) -> str:
+        return repr(self.retriever)
+
+    def _raw(self, batch: list[str], k: int, k_columns: int) -> list[_core.Retrieval]:
+        out = self.retriever.retrieve(batch, k, k_columns=k_columns)
+        if (
+            not isinstance(out, list)
+            or len(out) != len(batch)
+            or not all(isinstance(r, Retrieval) for r in out)
+        ):
+            raise TypeError(
+                f"{self._name}.retrieve(questions, k, k_columns=...) returned "
+                f"{type(out).__name__} for {len(batch)} questions: expected a list of "
+                f"{len(batch)} tabret.Retrieval, one per question"
+            )
+        return [r.to_core(self.index.catalog, f"{self._name}.retrieve") for r in out]
+
+
+def as_stage(retriever: Retriever) -> BaseRetriever:
+    """``retriever`` as the stage before a native one: itself for a tabret retriever, any other
+    object of the :class:`Retriever` shape through its ``retrieve``. :class:`TypeError` for an
+    object without that shape."""
+    if isinstance(retriever, BaseRetriever):
+        return retriever
+    if not isinstance(getattr(retriever, "index", None), TableIndex) or not callable(
+        getattr(retriever, "retrieve", None)
+    ):
+        raise TypeError(
+            f"{type(retriever).__name__} is not a tabret.Retriever: it needs an `index` "
+            "(the tabret.TableIndex it searches) and `retrieve(questions, k, k_columns=0)`"
+        )
+    return _PythonStage(retriever)
+
+
 _RawResults = list[_core.Retrieval]  # (an alias: ``_core`` is also an attribute name below)
 if TYPE_CHECKING:  # what a native stage calls for its candidates (BaseRetriever._stage)
     _Stage: TypeAlias = _core.FirstStageFn

@@ -30,7 +30,7 @@ from typing import Any
 
 from tabret import _core
 from tabret.adaptive import AdaptiveRetriever
-from tabret.index import BaseRetriever, DenseRetriever, _NativeRetriever
+from tabret.index import BaseRetriever, DenseRetriever, Retriever, _NativeRetriever, as_stage
 from tabret.join import (
     Decomposer,
     GreedyJoinRetriever,
@@ -206,13 +206,15 @@ class Rerank(Stage):
 
 
 class Pipeline(BaseRetriever):
-    """``first`` (any tabret retriever), then ``select`` over its candidates, then each of
-    ``post`` over what came before. A retriever itself: ``retrieve``, ``index``, usable as the
-    first stage of another pipeline, in integrations and in ``tabret.eval``."""
+    """``first`` (any :class:`~tabret.Retriever`: a tabret one, or one written in Python that
+    returns the :class:`~tabret.Retrieval` objects it makes), then ``select`` over its
+    candidates, then each of ``post`` over what came before. A retriever itself: ``retrieve``,
+    ``index``, usable as the first stage of another pipeline, in integrations and in
+    ``tabret.eval``."""
 
     def __init__(
         self,
-        first: BaseRetriever,
+        first: Retriever,
         select: Stage | None = None,
         post: Sequence[Stage] = (),
         *,
@@ -220,7 +222,7 @@ class Pipeline(BaseRetriever):
     ) -> None:
         self.first = first
         self.stages: list[Stage] = ([select] if select is not None else []) + list(post)
-        composed = first
+        composed = as_stage(first)
         for stage in self.stages:
             composed = stage.over(composed)
         self.composed = composed

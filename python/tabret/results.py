@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -30,12 +31,15 @@ class ScoredColumn:
 
 @dataclass(frozen=True)
 class TraceStep:
-    """Which step put a table in the result, with which query text and score."""
+    """Which step put a table in the result, with which query text and score; ``value`` is
+    the cell value it matched (the ``values`` stage: ``query`` reads "'France' in country"),
+    empty for the other steps."""
 
     table: str
     step: str
     query: str
     score: float
+    value: str = ""
 
 
 @dataclass(frozen=True)
@@ -105,9 +109,36 @@ class Retrieval:
         return "\n\n".join(parts)
 
     def _matches(self, table: str) -> list[str]:
-        """The ``values`` trace entries of ``table`` ("'France' in country"), each once."""
-        found = (s.query for s in self.trace if s.table == table and s.step == "values")
+        """The trace entries of ``table`` that matched a value ("'France' in country"), each
+        once."""
+        found = (s.query for s in self.trace if s.table == table and s.value)
         return list(dict.fromkeys(found))
+
+    def to_core(self, cat: _core.Catalog, source: str = "a retriever") -> _core.Retrieval:
+        """This answer as native stages take it (the inverse of :meth:`from_core`), for a
+        stage written in Python that feeds a native one. :class:`ValueError` naming ``source``
+        where a table's or column's id is not in ``cat`` or names another one than its
+        ``name``, or a trace step names a table that is not in the answer."""
+        ids: dict[str, int] = {}
+        for t in self.tables:
+            _check_id(t.id, t.name, cat.num_tables, cat.qualified_name, "table", source)
+            ids[t.name] = t.id
+        for c in self.columns:
+            _check_id(c.id, c.name, cat.num_columns, cat.qualified_column_name, "column", source)
+        trace = []
+        for s in self.trace:
+            if s.table not in ids:
+                raise ValueError(
+                    f"{source}: a trace step ({s.step!r}) names {s.table!r}, which is not "
+                    "among the tables it returned"
+                )
+            trace.append(_core.TraceEntry(ids[s.table], s.step, s.query, s.score, s.value))
+        return _core.Retrieval(
+            [_core.ScoredTable(t.id, t.score) for t in self.tables],
+            [_core.ScoredColumn(c.id, c.score) for c in self.columns],
+            self.cut,
+            trace,
+        )
 
     @classmethod
     def from_core(cls, question: str, r: _core.Retrieval, cat: _core.Catalog) -> Retrieval:
@@ -120,6 +151,16 @@ class Retrieval:
             ],
             cut=r.cut,
             trace=[
-                TraceStep(cat.qualified_name(s.table), s.step, s.query, s.score) for s in r.trace
+                TraceStep(cat.qualified_name(s.table), s.step, s.query, s.score, s.value)
+                for s in r.trace
             ],
         )
+
+
+def _check_id(
+    id: int, name: str, count: int, name_of: Callable[[int], str], kind: str, source: str
+) -> None:
+    if not 0 <= id < count:
+        raise ValueError(f"{source}: {kind} id {id} ({name!r}) is not in the catalog ({count})")
+    if name_of(id) != name:
+        raise ValueError(f"{source}: {kind} id {id} is {name_of(id)!r}, not {name!r}")

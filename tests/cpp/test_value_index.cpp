@@ -212,6 +212,8 @@ TEST_CASE("the values stage ranks the tables holding the question's values, with
     CHECK(cat.table(out[0].tables[1].table).name == "stadium");
     CHECK(out[0].trace.size() == 4);
     CHECK(out[0].trace[0].step == "values");
+    for (const auto& t : out[0].trace)  // each names the value it matched, as the stored spelling
+        CHECK(t.query.starts_with("'" + t.value + "' in "));
     CHECK(out[1].tables.empty());
     const auto one = r.retrieve(std::span(qs).first(1), {.k = 1});
     CHECK(one[0].tables.size() == 1);
@@ -227,9 +229,6 @@ TEST_CASE("the values stage ranks the tables holding the question's values, with
 
 TEST_CASE("a value the first stage matched is a sub-query join-aware selection covers once",
           "[values]") {
-    CHECK(detail::traced_value(detail::value_trace_query("Stark's Park", "name")) ==
-          "Stark's Park");
-    CHECK(detail::traced_value("how many singers").empty());
     join_problem p;
     p.tables = {0, 1, 2};
     p.coarse = {0.9f, 0.5f, 0.6f};
@@ -238,9 +237,9 @@ TEST_CASE("a value the first stage matched is a sub-query join-aware selection c
     p.join.assign(9, 0.0f);
     // 'France' in tables 1 and 2 (two spellings: one value), 'Zürich' in a table not a candidate.
     p.origin = {{0, "dense", "q", 0.9f},
-                {1, "values", detail::value_trace_query("France", "country"), 7.0f},
-                {2, "values", detail::value_trace_query("france", "location"), 3.0f},
-                {5, "values", detail::value_trace_query("Zürich", "city"), 1.0f}};
+                {1, "values", "'France' in country", 7.0f, "France"},
+                {2, "values", "'france' in location", 3.0f, "france"},
+                {5, "values", "'Zürich' in city", 1.0f, "Zürich"}};
     const auto before = greedy_select(p, 2);
     CHECK(before.order == std::vector<std::size_t>{0, 2});
     detail::add_value_rows(p);

@@ -3,9 +3,11 @@ post-steps, the spelling of the command line, and what a failing first stage rai
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -264,3 +266,75 @@ def test_cli_eval_pipeline(data_dir: Path, capsys: pytest.CaptureFixture[str]) -
     assert rows[0][3:7] == rows[1][3:7]  # the same recalls: the dense first stage is built in
     assert main([*args, "--pipeline", "murre > closure"]) == 1
     assert "murre evaluates only alone" in capsys.readouterr().err
+
+
+class _Public:
+    """A first stage written against the public API only: any object of the Retriever shape,
+    here answering with what ``inner`` answers (or with ``answer(...)`` when given)."""
+
+    def __init__(
+        self,
+        inner: tabret.Retriever,
+        answer: Callable[[list[tabret.Retrieval]], object] | None = None,
+    ) -> None:
+        self.inner, self.index, self.answer = inner, inner.index, answer
+
+    def retrieve(self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0) -> Any:
+        out = self.inner.retrieve(list(questions), k, k_columns=k_columns)
+        return out if self.answer is None else self.answer(out)
+
+
+def test_any_retriever_of_the_public_shape_is_a_first_stage(
+    index: TableIndex, graph: JoinGraph
+) -> None:
+    """What a Python stage returns (tabret.Retrieval: ids, names, trace by name) reaches a
+    native selector as the native stage's own answer would: the same tables, scores and trace."""
+    questions = [QUESTION, "customers", "how many products does each shop sell"]
+    for stage in (GreedyJoin(graph, _decompose), JarExact(graph, _decompose), Route(), Closure()):
+        native = Pipeline(DenseRetriever(index), stage)
+        public = Pipeline(_Public(DenseRetriever(index)), stage)
+        for k in (2, 4):
+            assert _answer(public._raw(questions, k, 0)) == _answer(native._raw(questions, k, 0))
+    assert Pipeline(_Public(DenseRetriever(index)), GreedyJoin(graph)).name == (
+        "_Public > greedy-join"
+    )
+
+
+def test_a_public_first_stage_of_the_wrong_shape_is_named() -> None:
+    with pytest.raises(TypeError, match=r"int is not a tabret.Retriever: it needs an `index`"):
+        Pipeline(3, Closure())  # type: ignore[arg-type]
+
+
+def test_what_a_public_first_stage_returns_is_checked(index: TableIndex, graph: JoinGraph) -> None:
+    def run(answer: Callable[[list[tabret.Retrieval]], object]) -> None:
+        Pipeline(_Public(DenseRetriever(index), answer), GreedyJoin(graph)).retrieve(QUESTION, 2)
+
+    with pytest.raises(TypeError, match=r"_Public.retrieve\(.*\) returned dict for 1 questions"):
+        run(lambda out: {})
+    with pytest.raises(TypeError, match=r"expected a list of 1 tabret.Retrieval"):
+        run(lambda out: out + out)
+
+    def renamed(out: list[tabret.Retrieval]) -> list[tabret.Retrieval]:
+        t = out[0].tables[0]
+        wrong = tabret.ScoredTable(t.id, "shop.nowhere", t.score)
+        return [dataclasses.replace(out[0], tables=[wrong, *out[0].tables[1:]])]
+
+    with pytest.raises(
+        ValueError, match=r"_Public.retrieve: table id \d+ is '.*', not 'shop.nowhere'"
+    ):
+        run(renamed)
+
+    def unknown(out: list[tabret.Retrieval]) -> list[tabret.Retrieval]:
+        t = out[0].tables[0]
+        gone = tabret.ScoredTable(10_000, t.name, t.score)
+        return [dataclasses.replace(out[0], tables=[gone], trace=[])]
+
+    with pytest.raises(ValueError, match=r"table id 10000 .* is not in the catalog"):
+        run(unknown)
+
+    def stray(out: list[tabret.Retrieval]) -> list[tabret.Retrieval]:
+        step = tabret.TraceStep("shop.nowhere", "mine", QUESTION, 1.0)
+        return [dataclasses.replace(out[0], trace=[step])]
+
+    with pytest.raises(ValueError, match=r"names 'shop.nowhere', which is not among the tables"):
+        run(stray)

@@ -4,10 +4,13 @@ matched in questions, fused with the other first stages, refused clearly where m
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +20,7 @@ from tabret.embedders import HashingEmbedder
 from tabret.index import TableIndex, load_saved
 from tabret.join import JoinGraph
 from tabret.methods import Inputs, build_pipeline
+from tabret.pipeline import GreedyJoin, Pipeline
 from tabret.values import ValueIndex, normalise_value, read_values
 
 HASHING = HashingEmbedder(dim=256)
@@ -63,7 +67,7 @@ def test_the_values_stage_finds_the_table_a_value_names(shop: Path) -> None:
     values = build_pipeline("values", index)
     r = values.retrieve("total weight of the DHL shipments", k=3)
     assert r.table_names == ["shop.shp"]
-    assert any("'DHL' in carrier" in step.query for step in r.trace)
+    assert [(s.query, s.value) for s in r.trace] == [("'DHL' in carrier", "DHL")]
     assert values.retrieve("how many rows", k=3).tables == []
     fused = build_pipeline("hybrid + values", index).retrieve("orders of Acme Corp", k=2)
     assert "shop.cust" in fused.table_names
@@ -93,6 +97,42 @@ def test_join_aware_selection_covers_the_values_its_first_stage_matched(
     r = build_pipeline(spec, index, inputs).retrieve("weight sent by DHL", k=1)
     assert r.table_names == ["shop.shp"]
     assert [s.query for s in r.trace if s.step == selector] == ["value 'DHL'"]
+
+
+def test_join_aware_selection_reads_the_value_a_trace_step_carries(shop: Path) -> None:
+    """Coverage reads TraceStep.value, not the step's name or query text: a first stage of
+    one's own that reports the values matched (in its own words) is covered the same way."""
+    cat = Catalog.from_sqlite(shop)
+    index = TableIndex.build(cat, HASHING, values=read_values(cat, shop, progress=False))
+    graph = JoinGraph.build(index)
+    inner = build_pipeline("hybrid + values", index)
+
+    class Mine:
+        def __init__(self, value: bool) -> None:
+            self.index, self.value = index, value
+
+        def retrieve(
+            self, questions: str | Sequence[str], k: int = 10, *, k_columns: int = 0
+        ) -> Any:
+            return [
+                dataclasses.replace(
+                    r,
+                    trace=[
+                        dataclasses.replace(
+                            s, step="mine", query="my matcher", value=s.value if self.value else ""
+                        )
+                        for s in r.trace
+                    ],
+                )
+                for r in inner.retrieve(list(questions), k, k_columns=k_columns)
+            ]
+
+    def reasons(value: bool) -> list[str]:
+        r = Pipeline(Mine(value), GreedyJoin(graph)).retrieve("weight sent by DHL", k=1)
+        return [s.query for s in r.trace if s.step == "greedy-join"]
+
+    assert reasons(True) == ["value 'DHL'"]
+    assert reasons(False) != ["value 'DHL'"]
 
 
 def test_values_are_saved_and_loaded_with_the_index(shop: Path, tmp_path: Path) -> None:

@@ -166,14 +166,6 @@ inline std::string value_trace_query(std::string_view value, std::string_view co
     return fmt::format("'{}' in {}", value, column);
 }
 
-/// The value of a value_trace_query ("France"); empty for a query of another form.
-inline std::string traced_value(std::string_view query) {
-    const auto end = query.rfind("' in ");
-    if (query.size() < 2 || query.front() != '\'' || end == std::string_view::npos || end < 1)
-        return {};
-    return std::string(query.substr(1, end - 1));
-}
-
 /**
  * @brief For each word of @p question (value_words), whether the question marks it as a
  * literal rather than a word of its own: inside quotes ('…', "…", “…”), capitalised other than

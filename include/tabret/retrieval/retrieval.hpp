@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tabret/catalog.hpp"
@@ -32,6 +33,15 @@ struct trace_entry {
     std::string step;   ///< e.g. "dense", "bm25", "hop 2 beam 1", "bridge".
     std::string query;  ///< The text that retrieved it.
     float score = 0.0f;
+    std::string value;  ///< The cell value it matched (the values stage); empty otherwise.
+    trace_entry() = default;
+    trace_entry(table_id table_, std::string step_, std::string query_, float score_,
+                std::string value_ = {})
+        : table(table_),
+          step(std::move(step_)),
+          query(std::move(query_)),
+          score(score_),
+          value(std::move(value_)) {}
     friend bool operator==(const trace_entry&, const trace_entry&) = default;
 };
 

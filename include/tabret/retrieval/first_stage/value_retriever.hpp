@@ -74,7 +74,8 @@ class value_retriever {
                 if (cat.column(m.column).table == t.table)
                     r.trace.push_back(
                         {t.table, "values",
-                         detail::value_trace_query(m.value, cat.column(m.column).name), m.weight});
+                         detail::value_trace_query(m.value, cat.column(m.column).name), m.weight,
+                         m.value});
         // the matched columns of the returned tables, each once (matches come best first)
         for (const auto& m : matches) {
             if (r.columns.size() == o.k_columns) break;

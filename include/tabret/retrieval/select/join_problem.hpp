@@ -96,18 +96,16 @@ inline void fill_fine(join_problem& p, const catalog& cat, const join_graph& g, 
             }
 }
 
-/// One row of F per distinct (normalised) value that the first stage's "values" trace entries
-/// matched in the candidates: 1 for the candidates holding it, 0 for the others. Its sub-query
-/// text is "value 'France'".
+/// One row of F per distinct (normalised) value that the first stage's trace entries matched
+/// in the candidates (trace_entry::value): 1 for the candidates holding it, 0 for the others. Its
+/// sub-query text is "value 'France'".
 inline void add_value_rows(join_problem& p) {
     std::map<std::string, std::pair<std::string, std::vector<bool>>> rows;  // key: normalised
     for (const auto& e : p.origin) {
-        if (e.step != "values") continue;
-        const auto value = traced_value(e.query);
         const auto at = std::ranges::find(p.tables, e.table);
-        if (value.empty() || at == p.tables.end()) continue;
-        auto& [text, holders] = rows[normalise_value(value)];
-        if (holders.empty()) text = value, holders.assign(p.size(), false);
+        if (e.value.empty() || at == p.tables.end()) continue;
+        auto& [text, holders] = rows[normalise_value(e.value)];
+        if (holders.empty()) text = e.value, holders.assign(p.size(), false);
         holders[static_cast<std::size_t>(at - p.tables.begin())] = true;
     }
     for (const auto& [_, row] : rows) {
