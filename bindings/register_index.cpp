@@ -179,6 +179,8 @@ void register_index(py::module_& m) {
             "names",
             [](const table_index& i) { return std::string(detail::to_string(i.options().names)); })
         .def("table_text", &table_index::table_text, py::arg("table"))
+        .def("table_texts", &table_index::texts_of_tables)
+        .def("column_texts", &table_index::texts_of_columns)
         .def_property_readonly("table_vectors",
                                [](const table_index& i) { return i.tables().vectors(); })
         .def_property_readonly("column_vectors",

@@ -50,6 +50,11 @@ void register_cached_embedder(py::module_& m) {
              py::arg("embed"), py::arg("name"))
         .def("embed", embed, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
         .def("__call__", embed, py::arg("texts"), py::call_guard<py::gil_scoped_release>())
+        .def(
+            "seed",
+            [](const py_cached_embedder& c, const std::vector<std::string>& texts,
+               const matrix& vectors) { c.get().seed(texts, vectors); },
+            py::arg("texts"), py::arg("vectors"))
         .def_property_readonly(
             "name", [](const py_cached_embedder& c) { return c.held<callback_embedder>().name(); })
         .def_property_readonly(

@@ -101,10 +101,14 @@ class TableIndex:
         pca_rescore: int | None = None,
         batch_size: int = 512,
         values: _core.ValueIndex | None = None,
+        reuse: TableIndex | None = None,
         progress: Progress = True,
     ) -> TableIndex:
         """Embeds every table (and column) of ``catalog`` and keeps ``values``, the catalog's
-        cell values (:func:`tabret.values.read_values`), when given. ``embedder`` defaults to
+        cell values (:func:`tabret.values.read_values`), when given. ``reuse``: an index built
+        with the same embedder (e.g. of the catalog before a schema change): a table or column
+        whose text it holds takes its vector from there, so only new and changed texts are
+        embedded (:meth:`update`). ``embedder`` defaults to
         all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
         a table is written: ``related`` (the default: the signature ``db.table(col, …)``, then
         ``references A; referenced by B``, the tables its foreign keys point to and those whose
@@ -142,7 +146,7 @@ class TableIndex:
         }
         core = _core.TableIndex.build(
             catalog,
-            embed,
+            embed if reuse is None else _seeded(embed, name, reuse),
             name,
             format=format,
             names=names,
@@ -156,6 +160,26 @@ class TableIndex:
         index._core, index._embed, index.catalog = core, embed, Catalog(core.catalog)
         index.values = _checked_values(core, values)
         return index
+
+    def update(self, catalog: _core.Catalog, *, progress: Progress = True) -> TableIndex:
+        """The index of ``catalog`` (this one's catalog, changed) with this index's embedder,
+        text format, names, columns and kind, embedding only the tables and columns whose text
+        this index does not hold. Equal to a full :meth:`build` where the embedder gives a text
+        the same vector in any batch (the hashing embedder); a model's vectors may differ from a
+        full build's in the last float bits. The cell values are not carried over: pass them to
+        :meth:`with_values`."""
+        core = self._core
+        kind: Any = core.kind
+        return TableIndex.build(
+            catalog,
+            self._embed,
+            format=core.format,  # type: ignore[arg-type]
+            names=core.names,  # type: ignore[arg-type]
+            columns=core.has_columns,
+            kind=kind,
+            reuse=self,
+            progress=progress,
+        )
 
     def with_question_memo(self) -> TableIndex:
         """This index (sharing its vectors) with its query embedder behind an in-memory cache
@@ -461,6 +485,19 @@ def as_stage(retriever: Retriever) -> BaseRetriever:
             "(the tabret.TableIndex it searches) and `retrieve(questions, k, k_columns=0)`"
         )
     return _PythonStage(retriever)
+
+
+def _seeded(embed: Any, name: str, reuse: TableIndex) -> _core.CachedEmbedder:
+    """``embed`` behind a cache that holds ``reuse``'s table (and column) vectors by text."""
+    if reuse.embedder_name != name:
+        raise ValueError(
+            f"reuse: its vectors are {reuse.embedder_name!r}'s, this build embeds with {name!r}"
+        )
+    memo = _core.CachedEmbedder(embed, name)
+    memo.seed(reuse.core.table_texts(), reuse.core.table_vectors)
+    if reuse.core.has_columns:
+        memo.seed(reuse.core.column_texts(), reuse.core.column_vectors)
+    return memo
 
 
 _RawResults = list[_core.Retrieval]  # (an alias: ``_core`` is also an attribute name below)

@@ -128,6 +128,29 @@ class cached_embedder {
         return out;
     }
 
+    /**
+     * @brief Stores row i of @p vectors as the vector of @p texts[i], as if embedded (a text
+     * already stored keeps its row): vectors computed before, e.g. a saved index's.
+     * @throws error for another number of rows than texts, or another width than the rows
+     * already stored.
+     */
+    void seed(std::span<const std::string> texts, const matrix& vectors) const {
+        std::lock_guard lock(mutex_);
+        if (static_cast<std::size_t>(vectors.rows()) != texts.size())
+            throw error(fmt::format("cached_embedder: {} vectors for {} texts", vectors.rows(),
+                                    texts.size()));
+        if (texts.empty()) return;
+        const auto width = static_cast<std::size_t>(vectors.cols());
+        if (dim_ != 0 && width != dim_)
+            throw error(fmt::format("cached_embedder: vectors of {} dimensions, the cache holds {}",
+                                    width, dim_));
+        dim_ = width;
+        for (std::size_t i = 0; i < texts.size(); ++i) {
+            const auto r = vectors.row(static_cast<Eigen::Index>(i));
+            rows_.try_emplace(texts[i], r.data(), r.data() + r.size());
+        }
+    }
+
     [[nodiscard]] cache_stats stats() const {
         std::lock_guard lock(mutex_);
         return stats_;

@@ -163,6 +163,10 @@ class table_index {
 
     /// The text a table was embedded as.
     [[nodiscard]] std::string table_text(table_id t) const;
+    /// The text embedded for each table, in table order (table_text of each).
+    [[nodiscard]] std::vector<std::string> texts_of_tables() const;
+    /// The text embedded for each column, in column order (whether or not columns are indexed).
+    [[nodiscard]] std::vector<std::string> texts_of_columns() const;
 
     /** @brief Top-k tables per query row (by the index kind built). Thread-safe. */
     [[nodiscard]] std::vector<hits> search_tables(const matrix& queries, std::size_t k) const {
@@ -206,9 +210,6 @@ class table_index {
 
   private:
     table_index(class catalog cat, std::string embedder_name, table_index_options options);
-
-    std::vector<std::string> texts_of_tables() const;
-    std::vector<std::string> texts_of_columns() const;
 
     template <Embedder E>
     static matrix embed_all(const E& embedder, const std::vector<std::string>& texts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tabret.cli import _llm
 from tabret.cli._common import (
@@ -38,6 +38,7 @@ class IndexOptions:
     source: str
     out: str
     replace: bool
+    update: bool
     embedder: str
     embedding_cache: str | None
     text: TableFormat
@@ -77,6 +78,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="discard a join graph or generated questions saved in INDEX_DIR for another "
         "catalog or embedder (without it, such a save is refused)",
+    )
+    p.add_argument(
+        "--update",
+        action="store_true",
+        help="INDEX_DIR holds an index of this SOURCE before a schema change: re-read SOURCE "
+        "and embed only the tables and columns whose text changed or is new, taking every other "
+        "vector from INDEX_DIR (give the options it was built with; the join graph, generated "
+        "questions and values are rebuilt as asked, and those saved for the old catalog are "
+        "replaced)",
     )
     add_embedding_arguments(p, "--text")
     p.add_argument(
@@ -155,6 +165,7 @@ def command(args: argparse.Namespace) -> int:
             source=args.source,
             out=args.out,
             replace=args.replace,
+            update=args.update,
             embedder=args.embedder,
             embedding_cache=args.embedding_cache,
             text=args.text,
@@ -193,19 +204,24 @@ def run(o: IndexOptions) -> int:
         copies = collapse_copies(cat)
         print(f"copies: {copies.summary()}")
         cat = copies.catalog
+    embedder: Any = embedder_arg(o.embedder, o.quiet, o.embedding_cache)
+    before = _index_before(o, embedder) if o.update else None
     values = _read_values(o, cat) if o.values else None
     index = TableIndex.build(
         cat,
-        embedder_arg(o.embedder, o.quiet, o.embedding_cache),  # type: ignore[arg-type]
+        embedder,
         format=o.text,
         columns=o.columns,
         kind=o.kind,
         values=values,
+        reuse=before,
         progress=not o.quiet,
     )
+    if before is not None:
+        print(f"update: {_reused(before, index)}")
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         graph, questions = _build_extras(o, cat, index, live.llm if live else None)
-    index.save(o.out, join_graph=graph, questions=questions, replace=o.replace)
+    index.save(o.out, join_graph=graph, questions=questions, replace=o.replace or o.update)
     searched = ", ".join(f"{part} {kind}" for part, kind in index.search_kinds.items())
     print(f"indexed {cat!r} with {index.embedder_name} ({o.kind}: {searched}) into {o.out}")
     if graph is not None:
@@ -243,6 +259,44 @@ def _check(o: IndexOptions) -> None:
         raise ValueError("--values-time-budget goes with --values")
     if o.values and o.format == "sqlalchemy":
         _require_sqlalchemy()
+
+
+def _index_before(o: IndexOptions, embedder: Any) -> TableIndex:
+    """--update: the index saved in INDEX_DIR, checked to have been built with these options
+    (before the catalog is embedded)."""
+    from tabret import _core
+    from tabret.embedders import resolve_embedder
+    from tabret.index import TableIndex
+
+    core = _core.TableIndex.load(o.out)
+    name = resolve_embedder(embedder)[1]
+    asked = {"embedder": name, "text": o.text, "columns": o.columns, "kind": o.kind}
+    saved = {
+        "embedder": core.embedder_name,
+        "text": core.format,
+        "columns": core.has_columns,
+        "kind": core.kind,
+    }
+    for option, value in asked.items():
+        if saved[option] != value:
+            flag = {"columns": "--no-columns"}.get(option, f"--{option}")
+            raise ValueError(
+                f"--update: {o.out} was built with {flag} {saved[option]!r}, not {value!r}: give "
+                "the options it was built with, or drop --update for a full build"
+            )
+    return TableIndex(core, embedder)
+
+
+def _reused(before: TableIndex, after: TableIndex) -> str:
+    """How many of ``after``'s table and column texts ``before`` held (their vectors reused)."""
+    held = set(before.core.table_texts())
+    texts = after.core.table_texts()
+    parts = [f"{sum(t in held for t in texts):,} of {len(texts):,} table vectors"]
+    if after.core.has_columns:
+        held = set(before.core.column_texts())
+        texts = after.core.column_texts()
+        parts.append(f"{sum(t in held for t in texts):,} of {len(texts):,} column vectors")
+    return " and ".join(parts) + " reused from the index before"
 
 
 def _read_values(o: IndexOptions, cat: Catalog) -> ValueIndex:
