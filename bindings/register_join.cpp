@@ -20,6 +20,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <pybind11/eigen.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -176,6 +177,18 @@ void register_graph(py::module_& m) {
         .def("weight", &join_graph::weight, py::arg("a"), py::arg("b"))
         .def_property_readonly("edges", &join_graph::edges)
         .def_property_readonly("embedder_name", &join_graph::embedder_name)
+        .def_property_readonly("column_vectors", &join_graph::column_vectors)
+        .def(
+            "column_texts",
+            [](const join_graph& g, const std::shared_ptr<const table_index>& index) {
+                const auto& cat = index->catalog();
+                std::vector<std::string> out;
+                out.reserve(cat.columns().size());
+                for (column_id c = 0; c < cat.columns().size(); ++c)
+                    out.push_back(join_graph::column_text(cat, c, g.names()));
+                return out;
+            },
+            py::arg("index"))
         .def("__len__", [](const join_graph& g) { return g.edges().size(); });
 }
 

@@ -22,10 +22,11 @@ from tabret.embedders import (
 from tabret.results import Retrieval
 
 if TYPE_CHECKING:
+    from tabret._core import FloatMatrix
     from tabret.join import JoinGraph
     from tabret.reverse import GeneratedQuestions
 
-__all__ = ["DenseRetriever", "LexicalRetriever", "TableIndex", "load_saved"]
+__all__ = ["DenseRetriever", "LexicalRetriever", "TableIndex", "load_saved", "reusing"]
 
 EmbedderLike = Embedder | HashingEmbedder | Callable[[list[str]], Any] | str | None
 Progress = bool | Callable[[str, int, int], None]
@@ -101,15 +102,13 @@ class TableIndex:
         pca_rescore: int | None = None,
         batch_size: int = 512,
         values: _core.ValueIndex | None = None,
-        reuse: TableIndex | None = None,
         progress: Progress = True,
     ) -> TableIndex:
         """Embeds every table (and column) of ``catalog`` and keeps ``values``, the catalog's
-        cell values (:func:`tabret.values.read_values`), when given. ``reuse``: an index built
-        with the same embedder (e.g. of the catalog before a schema change): a table or column
-        whose text it holds takes its vector from there, so only new and changed texts are
-        embedded (:meth:`update`). ``embedder`` defaults to
-        all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free embedder. ``format`` is how
+        cell values (:func:`tabret.values.read_values`), when given. After a schema change,
+        :meth:`update` (or an ``embedder`` made by :func:`reusing`) embeds only what changed.
+        ``embedder`` defaults to all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free
+        embedder. ``format`` is how
         a table is written: ``related`` (the default: the signature ``db.table(col, …)``, then
         ``references A; referenced by B``, the tables its foreign keys point to and those whose
         keys point to it), ``signature`` (the papers' text), words, DDL, or ``described`` (the
@@ -146,7 +145,7 @@ class TableIndex:
         }
         core = _core.TableIndex.build(
             catalog,
-            embed if reuse is None else _seeded(embed, name, reuse),
+            embed,
             name,
             format=format,
             names=names,
@@ -164,22 +163,30 @@ class TableIndex:
     def update(self, catalog: _core.Catalog, *, progress: Progress = True) -> TableIndex:
         """The index of ``catalog`` (this one's catalog, changed) with this index's embedder,
         text format, names, columns and kind, embedding only the tables and columns whose text
-        this index does not hold. Equal to a full :meth:`build` where the embedder gives a text
-        the same vector in any batch (the hashing embedder); a model's vectors may differ from a
-        full build's in the last float bits. The cell values are not carried over: pass them to
-        :meth:`with_values`."""
+        this index does not hold (:func:`reusing`). Equal to a full :meth:`build` where the
+        embedder gives a text the same vector in any batch (the hashing embedder); a model's
+        vectors may differ from a full build's in the last float bits. The cell values are not
+        carried over: pass them to :meth:`with_values`."""
         core = self._core
         kind: Any = core.kind
-        return TableIndex.build(
+        updated = TableIndex.build(
             catalog,
-            self._embed,
+            reusing(self._embed, self),
             format=core.format,  # type: ignore[arg-type]
             names=core.names,  # type: ignore[arg-type]
             columns=core.has_columns,
             kind=kind,
-            reuse=self,
             progress=progress,
         )
+        updated._embed = self._embed  # queries: the embedder itself, not the memo
+        return updated
+
+    def _embedded(self) -> list[tuple[list[str], FloatMatrix]]:
+        """Each text this index embedded, with its vector (tables, then columns)."""
+        out = [(self._core.table_texts(), self._core.table_vectors)]
+        if self._core.has_columns:
+            out.append((self._core.column_texts(), self._core.column_vectors))
+        return out
 
     def with_question_memo(self) -> TableIndex:
         """This index (sharing its vectors) with its query embedder behind an in-memory cache
@@ -487,16 +494,29 @@ def as_stage(retriever: Retriever) -> BaseRetriever:
     return _PythonStage(retriever)
 
 
-def _seeded(embed: Any, name: str, reuse: TableIndex) -> _core.CachedEmbedder:
-    """``embed`` behind a cache that holds ``reuse``'s table (and column) vectors by text."""
-    if reuse.embedder_name != name:
-        raise ValueError(
-            f"reuse: its vectors are {reuse.embedder_name!r}'s, this build embeds with {name!r}"
-        )
+class _Embedded(Protocol):
+    """What :func:`reusing` takes: something built with an embedder, and the vectors it made."""
+
+    @property
+    def embedder_name(self) -> str: ...
+    def _embedded(self) -> list[tuple[list[str], FloatMatrix]]: ...
+
+
+def reusing(embedder: EmbedderLike, *built: _Embedded) -> _core.CachedEmbedder:
+    """``embedder`` behind an in-memory cache that already holds the vectors of ``built``
+    (indexes, join graphs, generated questions made with it; e.g. those of a catalog before a
+    schema change): building the changed catalog's index, graph and questions with it embeds
+    only the texts none of them holds (``embedded`` counts them). :class:`ValueError` for one
+    built with another embedder."""
+    embed, name = resolve_embedder(embedder)
     memo = _core.CachedEmbedder(embed, name)
-    memo.seed(reuse.core.table_texts(), reuse.core.table_vectors)
-    if reuse.core.has_columns:
-        memo.seed(reuse.core.column_texts(), reuse.core.column_vectors)
+    for b in built:
+        if b.embedder_name != name:
+            raise ValueError(
+                f"reusing: {type(b).__name__}'s vectors are {b.embedder_name!r}'s, not {name!r}'s"
+            )
+        for texts, vectors in b._embedded():
+            memo.seed(texts, vectors)
     return memo
 
 

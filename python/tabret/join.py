@@ -22,13 +22,16 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tabret import _core
 from tabret.datasets import data_dir as _default_data_dir
 from tabret.index import BaseRetriever, Progress, TableIndex, _NativeRetriever, _progress
 from tabret.llms import CallableLLM, ReplaySource
 from tabret.rewriting import DecompositionRewriter, LLMLike
+
+if TYPE_CHECKING:
+    from tabret._core import FloatMatrix
 
 __all__ = [
     "JAR_WEIGHTS",
@@ -146,6 +149,15 @@ class JoinGraph:
             progress=_progress(progress),
         )
         return cls(core, index)
+
+    @property
+    def embedder_name(self) -> str:
+        return self._core.embedder_name
+
+    def _embedded(self) -> list[tuple[list[str], FloatMatrix]]:
+        """Each column text the graph embedded (``table:column``), with its vector
+        (:func:`tabret.index.reusing`)."""
+        return [(self._core.column_texts(self.index.core), self._core.column_vectors)]
 
     @classmethod
     def load(cls, path: PathLike, index: TableIndex) -> JoinGraph:

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from tabret import _core
 from tabret.index import Progress, TableIndex, _NativeRetriever, _progress
 from tabret.llms import CachedLLM, ResponseCache, _name_of
 from tabret.rewriting import LLMLike, LLMQuestionGenerator, PromptSet, TemplateQuestionGenerator
+
+if TYPE_CHECKING:
+    from tabret._core import FloatMatrix
 
 __all__ = ["GeneratedQuestions", "Reranker", "ReverseRetriever", "reverse_fuse"]
 
@@ -116,6 +119,14 @@ class GeneratedQuestions:
     @property
     def core(self) -> _core.QuestionIndex:
         return self._core
+
+    @property
+    def embedder_name(self) -> str:
+        return self._core.embedder_name
+
+    def _embedded(self) -> list[tuple[list[str], FloatMatrix]]:
+        """Each question, with its vector (:func:`tabret.index.reusing`)."""
+        return [(self._core.questions, self._core.vectors)]
 
     @property
     def questions(self) -> list[str]:

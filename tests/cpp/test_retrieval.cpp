@@ -53,6 +53,28 @@ TEST_CASE("the embedding cache sends each distinct text once", "[embedding]") {
     CHECK(cache.size() == 3);
 }
 
+TEST_CASE("an index built through a cache seeded with another's vectors embeds what changed",
+          "[embedding]") {
+    const auto& before = demo_index();
+    std::size_t texts_seen = 0;
+    const callback_embedder inner(
+        [&](std::span<const std::string> texts) {
+            texts_seen += texts.size();
+            return hashing_embedder{}.embed(texts);
+        },
+        before.embedder_name());
+    const cached_embedder cache(inner);
+    cache.seed(before.texts_of_tables(), before.tables().vectors());
+    cache.seed(before.texts_of_columns(), before.columns().vectors());
+    const auto again = table_index::build(before.catalog(), cache, before.embedder_name());
+    CHECK(texts_seen == 0);
+    CHECK((again.tables().vectors() - before.tables().vectors()).cwiseAbs().maxCoeff() < 1e-6f);
+    CHECK_THROWS_WITH(cache.seed(before.texts_of_tables(), matrix(1, 4)),
+                      Catch::Contains("1 vectors for"));
+    const std::vector<std::string> one = {"x"};
+    CHECK_THROWS_WITH(cache.seed(one, matrix::Ones(1, 4)), Catch::Contains("4 dimensions"));
+}
+
 TEST_CASE("bad embedder answers give embedding_error", "[embedding][errors]") {
     const std::vector<std::string> texts = {"a", "b"};
     const callback_embedder short_rows([](auto) { return matrix(1, 4); }, "short");

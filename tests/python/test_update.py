@@ -15,7 +15,7 @@ from tabret import _core
 from tabret.catalog import Catalog
 from tabret.cli import main
 from tabret.embedders import HashingEmbedder
-from tabret.index import DenseRetriever, TableIndex
+from tabret.index import DenseRetriever, TableIndex, reusing
 
 HASHING = HashingEmbedder(dim=256)
 
@@ -75,7 +75,7 @@ def test_an_update_embeds_only_what_changed_and_equals_a_full_build(tmp_path: Pa
     _database(db, CHANGE)
     changed = Catalog.from_sqlite(db)
     counting = _Counting()
-    updated = TableIndex.build(changed, counting, reuse=before, progress=False)
+    updated = TableIndex.build(changed, reusing(counting, before), progress=False)
     # the new table and its 3 columns, and prd (its text names the new column) and that column;
     # cust's text changes too (the "related" format names the tables referencing it)
     assert counting.texts == 3 + 4
@@ -85,8 +85,8 @@ def test_an_update_embeds_only_what_changed_and_equals_a_full_build(tmp_path: Pa
 
 def test_an_update_needs_the_same_embedder() -> None:
     index = TableIndex.build(tabret.demo_catalog(), HASHING, progress=False)
-    with pytest.raises(ValueError, match=r"reuse: its vectors are .* this build embeds with"):
-        TableIndex.build(tabret.demo_catalog(), HashingEmbedder(dim=128), reuse=index)
+    with pytest.raises(ValueError, match=r"reusing: TableIndex's vectors are .*, not 'hashing"):
+        reusing(HashingEmbedder(dim=128), index)
 
 
 def test_cached_embedder_seeds_are_checked() -> None:
@@ -109,7 +109,9 @@ def test_cli_update(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     capsys.readouterr()
     assert main(["index", "sqlite", str(db), str(idx), "--update", *argv]) == 0
     out = capsys.readouterr().out
-    assert "update: 1 of 4 table vectors and 9 of 13 column vectors reused" in out
+    # the index's 3 tables and 4 columns (as above), the join graph's texts of the 4 new
+    # columns, the generated questions of the 2 tables whose first columns changed
+    assert "update: 13 new or changed texts embedded" in out
     assert main(["index", "sqlite", str(db), str(full), *argv]) == 0
     _same_index(TableIndex.load(idx), TableIndex.load(full))
     refused = {

@@ -23,7 +23,7 @@ from tabret.cli._common import (
 from tabret.index import TableFormat
 
 if TYPE_CHECKING:
-    from tabret._core import ColumnStats
+    from tabret._core import CachedEmbedder, ColumnStats
     from tabret.catalog import Catalog
     from tabret.index import TableIndex
     from tabret.join import JoinGraph
@@ -205,7 +205,8 @@ def run(o: IndexOptions) -> int:
         print(f"copies: {copies.summary()}")
         cat = copies.catalog
     embedder: Any = embedder_arg(o.embedder, o.quiet, o.embedding_cache)
-    before = _index_before(o, embedder) if o.update else None
+    if o.update:
+        embedder = _reusing_saved(o, embedder)
     values = _read_values(o, cat) if o.values else None
     index = TableIndex.build(
         cat,
@@ -214,14 +215,16 @@ def run(o: IndexOptions) -> int:
         columns=o.columns,
         kind=o.kind,
         values=values,
-        reuse=before,
         progress=not o.quiet,
     )
-    if before is not None:
-        print(f"update: {_reused(before, index)}")
     with _llm.open_llm(o.llm, quiet=o.quiet) as live:
         graph, questions = _build_extras(o, cat, index, live.llm if live else None)
     index.save(o.out, join_graph=graph, questions=questions, replace=o.replace or o.update)
+    if o.update:
+        print(
+            f"update: {embedder.embedded:,} new or changed texts embedded, "
+            f"{embedder.hits:,} vectors reused from the index before"
+        )
     searched = ", ".join(f"{part} {kind}" for part, kind in index.search_kinds.items())
     print(f"indexed {cat!r} with {index.embedder_name} ({o.kind}: {searched}) into {o.out}")
     if graph is not None:
@@ -261,14 +264,17 @@ def _check(o: IndexOptions) -> None:
         _require_sqlalchemy()
 
 
-def _index_before(o: IndexOptions, embedder: Any) -> TableIndex:
-    """--update: the index saved in INDEX_DIR, checked to have been built with these options
-    (before the catalog is embedded)."""
+def _reusing_saved(o: IndexOptions, embedder: Any) -> CachedEmbedder:
+    """--update: ``embedder`` holding the vectors saved in INDEX_DIR (its index's, join
+    graph's and generated questions'), checked to have been built with these options before
+    the catalog is embedded."""
     from tabret import _core
     from tabret.embedders import resolve_embedder
-    from tabret.index import TableIndex
+    from tabret.index import TableIndex, reusing
+    from tabret.join import JoinGraph
+    from tabret.reverse import GeneratedQuestions
 
-    core = _core.TableIndex.load(o.out)
+    core, graph, questions, _, _ = _core.load_index(o.out, graph=True, questions=True)
     name = resolve_embedder(embedder)[1]
     asked = {"embedder": name, "text": o.text, "columns": o.columns, "kind": o.kind}
     saved = {
@@ -284,19 +290,13 @@ def _index_before(o: IndexOptions, embedder: Any) -> TableIndex:
                 f"--update: {o.out} was built with {flag} {saved[option]!r}, not {value!r}: give "
                 "the options it was built with, or drop --update for a full build"
             )
-    return TableIndex(core, embedder)
-
-
-def _reused(before: TableIndex, after: TableIndex) -> str:
-    """How many of ``after``'s table and column texts ``before`` held (their vectors reused)."""
-    held = set(before.core.table_texts())
-    texts = after.core.table_texts()
-    parts = [f"{sum(t in held for t in texts):,} of {len(texts):,} table vectors"]
-    if after.core.has_columns:
-        held = set(before.core.column_texts())
-        texts = after.core.column_texts()
-        parts.append(f"{sum(t in held for t in texts):,} of {len(texts):,} column vectors")
-    return " and ".join(parts) + " reused from the index before"
+    before = TableIndex(core, embedder)
+    built: list[Any] = [before]
+    if graph is not None:
+        built.append(JoinGraph(graph, before))
+    if questions is not None:
+        built.append(GeneratedQuestions(questions, before))
+    return reusing(embedder, *built)
 
 
 def _read_values(o: IndexOptions, cat: Catalog) -> ValueIndex:
