@@ -107,6 +107,9 @@ class TableIndex:
         """Embeds every table (and column) of ``catalog`` and keeps ``values``, the catalog's
         cell values (:func:`tabret.values.read_values`), when given. After a schema change,
         :meth:`update` (or an ``embedder`` made by :func:`reusing`) embeds only what changed.
+        The index's :attr:`catalog` numbers tables by database and columns by table, as a save
+        and a load do: a column added to a table after a later table's columns gets another id
+        there than in ``catalog`` (names are the same).
         ``embedder`` defaults to all-MiniLM-L6-v2; ``"hashing"`` is the built-in model-free
         embedder. ``format`` is how
         a table is written: ``related`` (the default: the signature ``db.table(col, …)``, then

@@ -154,6 +154,31 @@ TEST_CASE("the index, its join graph and its questions are one artifact", "[arti
     CHECK_THROWS_AS(graph.save(d), io_error);
 }
 
+TEST_CASE("an index keeps the ids a save and a load give, whatever order columns came in",
+          "[artifact]") {
+    catalog cat;
+    const auto db = cat.add_database("shop");
+    const auto customer = cat.add_table(db, "customer");
+    const auto orders = cat.add_table(db, "orders");
+    cat.add_column(customer, "id");
+    const auto customer_id = cat.add_column(orders, "customer_id");
+    cat.add_column(customer, "name");  // after a later table's column: ALTER TABLE … ADD COLUMN
+    cat.add_foreign_key(customer_id, 0);
+    const auto index = index_of(cat);
+    CHECK(index.catalog().column(1).name == "name");  // numbered as catalog.json nests them
+    CHECK(index.catalog().column(2).name == "customer_id");
+    CHECK(index.catalog().foreign_keys().size() == 1);
+    test::temp_dir tmp;
+    index.save(tmp.path() / "idx");
+    const auto loaded = table_index::load(tmp.path() / "idx");
+    for (column_id c = 0; c < 3; ++c) {
+        CHECK(loaded.catalog().column(c).name == index.catalog().column(c).name);
+        CHECK(loaded.catalog().column(c).table == index.catalog().column(c).table);
+    }
+    CHECK(loaded.columns().vectors() == index.columns().vectors());
+    CHECK(loaded.catalog_fingerprint() == index.catalog_fingerprint());
+}
+
 TEST_CASE("a tuned pipeline is a part of the artifact, kept as the others are",
           "[artifact][safety]") {
     test::temp_dir tmp;

@@ -109,14 +109,22 @@ def test_described_format_in_tables_columns_and_saved_indexes(tmp_path: Path) ->
     index = TableIndex.build(cat, embedder, format="described", progress=False)
     assert index.core.format == "described"
     assert index.table_text(ward) == cat.serialize_table(ward, format="described")
-    stored = np.asarray(index.core.column_vectors)[wing]
+    # wing came after later tables' columns: the index numbers it as its saved catalog does
+    in_index = index.catalog.find_column(ward, "wing")
+    assert in_index is not None
+    assert in_index != wing
+    assert index.catalog.qualified_column_name(in_index) == cat.qualified_column_name(wing)
+    stored = np.asarray(index.core.column_vectors)[in_index]
     described = cat.serialize_column(wing, description=True)
     for text, same in [(described, True), (cat.serialize_column(wing), False)]:
         v = np.asarray(embedder([text]))[0]
         cosine = float(stored @ v) / float(np.linalg.norm(stored) * np.linalg.norm(v))
         assert (cosine > 0.999) == same, text
     index.save(tmp_path / "idx")
-    assert TableIndex.load(tmp_path / "idx").core.format == "described"
+    loaded = TableIndex.load(tmp_path / "idx")
+    assert loaded.core.format == "described"
+    assert loaded.catalog.find_column(ward, "wing") == in_index
+    assert np.array_equal(loaded.core.column_vectors, index.core.column_vectors)
 
 
 def test_related_format_names_neighbours_and_survives_a_save(tmp_path: Path) -> None:

@@ -115,7 +115,10 @@ class table_index {
   public:
     /**
      * @brief Embeds every table (and column) of @p cat with @p embedder, in batches of
-     * options.batch_size, reporting progress after each batch.
+     * options.batch_size, reporting progress after each batch. The index holds @p cat
+     * numbered as catalog.json nests it (tables by database, columns by table): a catalog
+     * whose columns were added out of that order (a column of an earlier table after a later
+     * table's) gets new ids in catalog(), the ids every result and a reload use.
      * @param embedder_name stored in the index; a query embedder must match it.
      * @throws error for an empty catalog; embedding_error for a bad embedder answer; whatever
      * @p progress throws.

@@ -109,8 +109,27 @@ index_kind automatic_kind(const matrix& vectors) {
     return sparse_index::sparse_enough(nonzeros, entries) ? index_kind::sparse : index_kind::pca;
 }
 
+namespace {
+
+/// @p cat as catalog.json nests it (tables by database, columns by table): itself when its
+/// tables and columns already come in that order, else renumbered, so that the table and column
+/// ids an index stores (its vectors' rows, the join graph's) survive a save and a load.
+catalog in_saved_order(catalog cat) {
+    const auto& tables = cat.tables();
+    const auto& columns = cat.columns();
+    bool ordered = true;
+    for (std::size_t t = 1; t < tables.size() && ordered; ++t)
+        ordered = tables[t - 1].database <= tables[t].database;
+    for (std::size_t c = 1; c < columns.size() && ordered; ++c)
+        ordered = columns[c - 1].table <= columns[c].table;
+    if (ordered) return cat;
+    return catalog_from_json(catalog_to_json(cat), "<catalog>");
+}
+
+}  // namespace
+
 table_index::table_index(class catalog cat, std::string embedder_name, table_index_options options)
-    : catalog_(std::move(cat)),
+    : catalog_(in_saved_order(std::move(cat))),
       fingerprint_(detail::catalog_fingerprint(catalog_)),
       embedder_name_(std::move(embedder_name)),
       options_(options) {}
