@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -267,12 +268,29 @@ def test_a_reranker_must_be_a_cross_encoder_directory(tiny_model: str, tmp_path:
 
 
 def test_serve_runs_rerank_pipelines_with_its_reranker(
-    tiny_model: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_model: str,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``tabret serve --reranker DIR``: the scorer of a find_tables call's ``… > rerank``; a
-    directory that is not a cross-encoder fails before the index is read."""
+    """``tabret serve --reranker DIR``: the scorer of a find_tables call's ``… > rerank``,
+    loaded once and only for a pipeline that reranks; a directory that is not a cross-encoder
+    fails before the index is read."""
+    import tabret.rerank
+    from tabret.cli._common import load_reranker
     from tabret.cli.query import MethodChoice
+    from tabret.rerank import CrossEncoderScorer
     from tabret.serve.service import IndexService
+
+    loads: list[object] = []
+
+    class Counted(CrossEncoderScorer):
+        def __init__(self, model: str, **options: Any) -> None:
+            loads.append(model)
+            super().__init__(model, **options)
+
+    monkeypatch.setattr(tabret.rerank, "CrossEncoderScorer", Counted)
+    load_reranker.cache_clear()
 
     train, held_out = _split()
     ce = tmp_path / "ce"
@@ -282,13 +300,17 @@ def test_serve_runs_rerank_pipelines_with_its_reranker(
     service = IndexService(str(idx), default=MethodChoice(reranker=str(ce)), embedder=tiny_model)
     try:
         question = held_out.questions[0].question
-        found = service.find_tables(question, 3, pipeline="single-hop > rerank")
-        assert len(found.tables) == 3
-        assert all(t.why[0].step == "rerank" for t in found.tables)
         plain = service.find_tables(question, 3, pipeline="single-hop")
         assert all(t.why[0].step == "dense" for t in plain.tables)
+        assert loads == []  # no stage reranks: the model is not loaded
+        for _ in range(2):
+            found = service.find_tables(question, 3, pipeline="single-hop > rerank")
+            assert len(found.tables) == 3
+            assert all(t.why[0].step == "rerank" for t in found.tables)
+        assert loads == [str(ce)]  # once for both calls
     finally:
         service.close()
+        load_reranker.cache_clear()
     missing = tmp_path / "missing"
     assert main(["serve", str(tmp_path / "no-index"), "--reranker", str(missing)]) == 1
     assert "not a model directory" in capsys.readouterr().err

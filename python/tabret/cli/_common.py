@@ -85,8 +85,10 @@ def add_reranker_argument(p: Options) -> None:
 
 
 @functools.cache
+@functools.cache
 def load_reranker(path: str) -> CrossEncoderScorer:
-    """The cross-encoder in ``path``, loaded once per process."""
+    """The cross-encoder in ``path``, loaded once per process (every stage and request that
+    uses it shares the one model)."""
     from tabret.rerank import CrossEncoderScorer
 
     return CrossEncoderScorer(path)

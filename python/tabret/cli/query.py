@@ -322,7 +322,7 @@ def make_retriever(
         inputs = replace(
             _inputs(method, index, saved, llm, note_offline=o.origin == "asked"),
             first=first,
-            reranker=None if o.reranker is None else load_reranker(o.reranker),
+            reranker=load_reranker(o.reranker) if o.reranker and _wants_reranker(method) else None,
         )
         return method.build(index, inputs, chosen.stage_options(method, _options(method, o)))
 
@@ -331,6 +331,11 @@ def make_retriever(
         return base
     closure = METHODS["closure"]
     return closure.build(index, Inputs(first=base), closure.options())
+
+
+def _wants_reranker(method: Method[Any]) -> bool:
+    """Whether ``method`` takes a reranker: a stage that does not is built without loading it."""
+    return "reranker" in method.needs | method.uses
 
 
 def _options(method: Method[Any], o: MethodChoice) -> object:
