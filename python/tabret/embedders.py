@@ -92,6 +92,9 @@ def _load_model(cls: Any, model: str, device: str, progress: bool) -> Any:
 #: How a :class:`SentenceTransformerEmbedder` runs its model.
 Backend = Literal["onnx", "torch"]
 BACKENDS: tuple[Backend, ...] = ("onnx", "torch")
+#: The environment variable that chooses the backend where none is passed (the CLI, saved
+#: indexes loaded by name).
+BACKEND_VARIABLE = "TABRET_EMBEDDER_BACKEND"
 
 
 class SentenceTransformerEmbedder:
@@ -100,11 +103,12 @@ class SentenceTransformerEmbedder:
     ``SentenceTransformer`` as is (a directory, such as one ``tabret train`` wrote, is named by
     its absolute path). Needs ``pip install 'tabret[models]'``.
 
-    ``backend``: ``"onnx"`` exports the loaded model to ONNX in memory and runs it with ONNX
-    Runtime (CPU only; the same vectors to within float rounding, and about twice as fast on
-    the CPU, measured in docs/results.md), ``"torch"`` runs it in PyTorch; ``None`` (default):
-    ``"onnx"`` on the CPU, ``"torch"`` on any other device. The name is the model's either way:
-    the two give the same vectors, so an index built with one is queried with the other."""
+    ``backend``: ``"onnx"`` exports the loaded model to ONNX and runs it with ONNX Runtime (CPU
+    only; the same vectors to within float rounding, as fast in bulk and faster for one
+    question, measured in docs/results.md), ``"torch"`` runs it in PyTorch; ``None`` (default):
+    ``$TABRET_EMBEDDER_BACKEND`` where set (so the CLI can choose), else ``"onnx"`` on the CPU
+    and ``"torch"`` on any other device. The name is the model's either way: the two give the
+    same vectors, so an index built with one is queried with the other."""
 
     def __init__(
         self,
@@ -115,9 +119,12 @@ class SentenceTransformerEmbedder:
         progress: bool = True,
         backend: Backend | None = None,
     ) -> None:
-        chosen = backend or ("onnx" if device == "cpu" else "torch")
+        chosen = (
+            backend or os.environ.get(BACKEND_VARIABLE) or ("onnx" if device == "cpu" else "torch")
+        )
         if chosen not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {backend!r}")
+            given = repr(backend) if backend else f"{BACKEND_VARIABLE}={chosen!r}"
+            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, not {given}")
         if chosen == "onnx" and device != "cpu":
             raise ValueError(f"backend='onnx' runs on the CPU only, not device '{device}'")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -85,3 +85,12 @@ def test_a_graph_that_gives_other_vectors_is_refused(
     monkeypatch.setattr(backend, "export", scaled)
     with pytest.raises(EmbeddingError, match="other vectors than the model"):
         backend.OnnxModel(onnx._model)
+
+
+def test_the_backend_variable_chooses_where_none_is_passed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TABRET_EMBEDDER_BACKEND", "torch")
+    assert SentenceTransformerEmbedder(progress=False).backend == "torch"
+    assert SentenceTransformerEmbedder(progress=False, backend="onnx").backend == "onnx"
+    monkeypatch.setenv("TABRET_EMBEDDER_BACKEND", "cuda")
+    with pytest.raises(ValueError, match="TABRET_EMBEDDER_BACKEND='cuda'"):
+        SentenceTransformerEmbedder(progress=False)
